@@ -1,0 +1,39 @@
+"""Config -> Plan. The only place that knows which components exist."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from . import GATEWAY_API_VERSION, labels
+from .components import controller, gateway, gatewayclasses, monitoring, namespace, proxies, traffic_policies
+from .config import Config, load
+from .plan import Plan, Step
+
+COMPONENTS = (namespace, proxies, gatewayclasses, gateway, traffic_policies, monitoring)
+
+
+def build_plan(config: Config) -> Plan:
+    steps: list[Step] = []
+    for component in COMPONENTS:
+        steps.extend(component.build(config))
+    return Plan(
+        steps=tuple(steps),
+        helm=controller.release(config),
+        crds={
+            "gateway_api": {
+                "install": config.get("gateway_api_crds.install"),
+                "channel": config.get("gateway_api_crds.channel"),
+                "version": GATEWAY_API_VERSION,
+            },
+            "envoy_gateway": {"version": config.get("chart.version")},
+        },
+        namespace={"name": config.get("namespace"), "create": config.get("create_namespace")},
+        ownership_labels=labels.ownership_selector(config),
+        warnings=config.warnings,
+    )
+
+
+def plan_from_block(block: Mapping[str, Any]) -> Plan:
+    """Validate Polycrate's `block` variable and build its plan (raises ConfigError on bad input)."""
+    return build_plan(load(block))

@@ -1,0 +1,1 @@
+"""One module per component; each exposes a pure `build(config) -> list[Step]`."""

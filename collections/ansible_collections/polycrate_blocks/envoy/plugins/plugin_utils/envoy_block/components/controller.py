@@ -1,0 +1,57 @@
+"""gateway-helm release: chart reference and values (the controller itself is Helm's to render)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import labels
+from ..config import Config
+
+RELEASE_NAME = "envoy-gateway"
+
+
+def _image(ref: dict[str, str]) -> str:
+    return f"{ref['registry']}/{ref['repository']}:{ref['tag']}"
+
+
+def values(config: Config) -> dict[str, Any]:
+    pod_labels = {
+        "app.kubernetes.io/part-of": labels.PART_OF,
+        labels.LOG_SOURCE_LABEL: labels.LOG_SOURCE,
+    }
+    return {
+        # The block applies every CRD itself, server-side and before the release (Helm never upgrades
+        # crds/); the chart's crds subchart would otherwise also render the Gateway API upgrade VAP.
+        "crds": {"enabled": False},
+        "global": {
+            "images": {
+                "envoyGateway": {"image": _image(config.get("image.controller"))},
+                "envoyProxy": {"image": _image(config.get("image.proxy"))},
+            },
+        },
+        "deployment": {"pod": {"labels": pod_labels}},
+        "config": {
+            "envoyGateway": {
+                "provider": {
+                    "type": "Kubernetes",
+                    "kubernetes": {"deploy": {"type": config.get("deploy_type")}},
+                },
+            },
+        },
+    }
+
+
+def release(config: Config) -> dict[str, Any]:
+    """What install hands to kubernetes.core.helm. `auth` is stripped before anything is written."""
+    auth = config.get("chart.auth")
+    release_spec: dict[str, Any] = {
+        "name": RELEASE_NAME,
+        "namespace": config.get("namespace"),
+        "chart_ref": config.get("chart.repo.url"),
+        "chart_version": config.get("chart.version"),
+        "skip_crds": True,
+        "values": values(config),
+    }
+    if auth["username"]:
+        release_spec["auth"] = {"username": auth["username"], "password": auth["password"]}
+    return release_spec

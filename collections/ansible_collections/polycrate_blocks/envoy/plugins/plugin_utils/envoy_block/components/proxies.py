@@ -1,0 +1,116 @@
+"""EnvoyProxy pair: `shared` (mergeGateways, one VIP) and `dedicated` (a proxy fleet per Gateway)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import labels
+from ..config import Config
+from ..plan import Phase, Step
+
+# JSON access log to stdout: one line per request, fields a log pipeline can index without parsing.
+ACCESS_LOG_FIELDS = {
+    "start_time": "%START_TIME%",
+    "method": "%REQ(:METHOD)%",
+    "path": "%REQ(X-ENVOY-ORIGINAL-PATH?:PATH)%",
+    "protocol": "%PROTOCOL%",
+    "authority": "%REQ(:AUTHORITY)%",
+    "response_code": "%RESPONSE_CODE%",
+    "response_flags": "%RESPONSE_FLAGS%",
+    "response_code_details": "%RESPONSE_CODE_DETAILS%",
+    "bytes_received": "%BYTES_RECEIVED%",
+    "bytes_sent": "%BYTES_SENT%",
+    "duration_ms": "%DURATION%",
+    "upstream_service_time": "%RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)%",
+    "upstream_host": "%UPSTREAM_HOST%",
+    "upstream_cluster": "%UPSTREAM_CLUSTER%",
+    "downstream_remote_address": "%DOWNSTREAM_REMOTE_ADDRESS%",
+    "x_forwarded_for": "%REQ(X-FORWARDED-FOR)%",
+    "user_agent": "%REQ(USER-AGENT)%",
+    "request_id": "%REQ(X-REQUEST-ID)%",
+    "route_name": "%ROUTE_NAME%",
+}
+
+
+def _resources(config: Config) -> dict[str, Any]:
+    spec = config.get("data_plane.resources")
+    return {part: dict(sorted(spec[part].items())) for part in ("requests", "limits") if spec.get(part)}
+
+
+def _service(config: Config, shared: bool) -> dict[str, Any]:
+    service = config.get("service")
+    annotations = dict(service["annotations"])
+    spec: dict[str, Any] = {
+        "type": service["type"],
+        "externalTrafficPolicy": service["external_traffic_policy"],
+    }
+    if shared and service["loadbalancer_ip"]:
+        ip = service["loadbalancer_ip"]
+        spec["loadBalancerIP"] = ip
+        # Cilium LB-IPAM and MetalLB ignore spec.loadBalancerIP; each reads its own annotation.
+        annotations["lbipam.cilium.io/ips"] = ip
+        annotations["metallb.universe.tf/loadBalancerIPs"] = ip
+    if annotations:
+        spec["annotations"] = dict(sorted(annotations.items()))
+    return spec
+
+
+def _workload(config: Config, class_name: str) -> tuple[str, dict[str, Any]]:
+    proxy_image = config.get("image.proxy")
+    container: dict[str, Any] = {
+        "image": f"{proxy_image['registry']}/{proxy_image['repository']}:{proxy_image['tag']}",
+    }
+    resources = _resources(config)
+    if resources:
+        container["resources"] = resources
+    workload: dict[str, Any] = {}
+    if config.get("data_plane.kind") == "Deployment":
+        workload["replicas"] = config.get("data_plane.replicas")
+    workload["pod"] = {"labels": labels.proxy_pod(config, class_name)}
+    workload["container"] = container
+    key = "envoyDeployment" if config.get("data_plane.kind") == "Deployment" else "envoyDaemonSet"
+    return key, workload
+
+
+def _telemetry(config: Config) -> dict[str, Any]:
+    if not config.get("logging.access_log"):
+        return {"accessLog": {"disable": True}}
+    return {
+        "accessLog": {
+            "settings": [
+                {
+                    "format": {"type": "JSON", "json": dict(ACCESS_LOG_FIELDS)},
+                    "sinks": [{"type": "File", "file": {"path": "/dev/stdout"}}],
+                }
+            ]
+        }
+    }
+
+
+def envoy_proxy(config: Config, shared: bool) -> dict[str, Any]:
+    class_name = config.get("gatewayclass.shared.name" if shared else "gatewayclass.dedicated.name")
+    workload_key, workload = _workload(config, class_name)
+    return {
+        "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+        "kind": "EnvoyProxy",
+        "metadata": labels.metadata(config, class_name, "proxy-config", config.get("namespace")),
+        "spec": {
+            "mergeGateways": bool(config.get("gatewayclass.shared.merge_gateways")) if shared else False,
+            "logging": {"level": {"default": config.get("logging.level")}},
+            "telemetry": _telemetry(config),
+            "provider": {
+                "type": "Kubernetes",
+                "kubernetes": {
+                    workload_key: workload,
+                    "envoyService": _service(config, shared),
+                },
+            },
+        },
+    }
+
+
+def build(config: Config) -> list[Step]:
+    return [
+        Step(Phase.PROXY_CONFIG, envoy_proxy(config, shared=True)),
+        Step(Phase.PROXY_CONFIG, envoy_proxy(config, shared=False)),
+    ]

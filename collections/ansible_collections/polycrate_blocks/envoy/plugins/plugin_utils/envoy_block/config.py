@@ -1,0 +1,433 @@
+"""The config contract: shape from schema.json, effective defaults, cross-field rules.
+
+Every problem is collected with its config path before anything is built, so a user sees all of
+them at once and nothing is written or applied on bad input.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import jsonschema
+
+from .paths import SCHEMA_PATH
+
+# Friendly wording for the schema's named string formats, keyed by the $ref they come from.
+_FORMAT_HINTS = {
+    "dns_label": "a lowercase RFC 1123 label (a-z, 0-9, '-', at most 63 characters)",
+    "dns_subdomain": "a lowercase RFC 1123 subdomain (a-z, 0-9, '-', '.')",
+    "duration": "a duration such as 500ms, 30s, 5m or 1h",
+    "quantity": "a Kubernetes quantity such as 100m, 256Mi or 1Gi",
+}
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One thing wrong with the config: where (config path) and what to do about it."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+class ConfigError(ValueError):
+    """The config is invalid; carries every problem found, in a stable order."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = sorted(set(problems))
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"invalid envoy block config ({len(self.problems)} problem(s)):\n{lines}")
+
+
+@dataclass(frozen=True)
+class Config:
+    """The validated, effective config (schema defaults applied) plus block metadata."""
+
+    values: dict[str, Any]
+    block_name: str = "envoy"
+    block_version: str = "0.0.0"
+    warnings: tuple[str, ...] = field(default=())
+
+    def get(self, dotted: str) -> Any:
+        node: Any = self.values
+        for part in dotted.split("."):
+            node = node[part]
+        return node
+
+
+@cache
+def load_schema() -> dict[str, Any]:
+    with SCHEMA_PATH.open(encoding="utf-8") as handle:
+        schema: dict[str, Any] = json.load(handle)
+    return schema
+
+
+def _resolve(schema: Mapping[str, Any], node: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge a `$ref` into its sibling keywords (only local `#/$defs/...` refs are used)."""
+    if "$ref" not in node:
+        return dict(node)
+    target: Any = schema
+    for part in node["$ref"].removeprefix("#/").split("/"):
+        target = target[part]
+    merged = dict(_resolve(schema, target))
+    merged.update({k: v for k, v in node.items() if k != "$ref"})
+    return merged
+
+
+def _drop_nulls(value: Any) -> Any:
+    """YAML `key:` with nothing after it is null; treat it as not set rather than as a type error."""
+    if isinstance(value, dict):
+        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_nulls(v) for v in value]
+    return value
+
+
+def _deep_fill(value: dict[str, Any], default: Mapping[str, Any]) -> dict[str, Any]:
+    result = dict(value)
+    for key, fallback in default.items():
+        if key not in result:
+            result[key] = copy.deepcopy(fallback)
+        elif isinstance(fallback, Mapping) and isinstance(result[key], dict):
+            result[key] = _deep_fill(result[key], fallback)
+    return result
+
+
+def apply_defaults(value: Any, node: Mapping[str, Any], schema: Mapping[str, Any] | None = None) -> Any:
+    """Return `value` with every missing property filled from the schema's `default`, recursively."""
+    root = schema if schema is not None else node
+    node = _resolve(root, node)
+    if isinstance(value, dict) and "properties" in node:
+        result = dict(value)
+        for key, sub in node["properties"].items():
+            sub_resolved = _resolve(root, sub)
+            default = sub_resolved.get("default")
+            if key not in result and "default" in sub_resolved:
+                result[key] = copy.deepcopy(default)
+            elif isinstance(default, dict) and isinstance(result.get(key), dict):
+                # An object default (image.proxy, data_plane.resources) fills the keys the user left out.
+                result[key] = _deep_fill(result[key], default)
+            if key in result:
+                result[key] = apply_defaults(result[key], sub_resolved, root)
+        return result
+    if isinstance(value, list) and isinstance(node.get("items"), Mapping):
+        return [apply_defaults(item, node["items"], root) for item in value]
+    return value
+
+
+def _path(parts: Iterator[Any] | list[Any]) -> str:
+    text = "config"
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text
+
+
+def _schema_node_at(schema: Mapping[str, Any], parts: list[Any]) -> dict[str, Any]:
+    node = _resolve(schema, schema)
+    for part in parts:
+        if isinstance(part, int):
+            node = _resolve(schema, node.get("items", {}))
+        else:
+            node = _resolve(schema, node.get("properties", {}).get(part, {}))
+    return node
+
+
+def _format_hint(schema: Mapping[str, Any], parts: list[Any]) -> str | None:
+    parent = _schema_node_at(schema, parts[:-1]) if parts else {}
+    last = parts[-1] if parts else None
+    raw = parent.get("items", {}) if isinstance(last, int) else parent.get("properties", {}).get(last, {})
+    ref = raw.get("$ref", "") if isinstance(raw, Mapping) else ""
+    return _FORMAT_HINTS.get(ref.rsplit("/", 1)[-1])
+
+
+def _is_secret(parts: list[Any]) -> bool:
+    """Values under chart.auth are never echoed back in an error message."""
+    return parts[:2] == ["chart", "auth"]
+
+
+def shape_problems(raw: Any, schema: Mapping[str, Any]) -> list[Problem]:
+    """Check types, enums, ranges and unknown keys against schema.json; one Problem per finding."""
+    problems: list[Problem] = []
+    validator = jsonschema.Draft202012Validator(schema)
+    for error in validator.iter_errors(raw):
+        parts = list(error.absolute_path)
+        if error.validator == "additionalProperties":
+            known = sorted(_schema_node_at(schema, parts).get("properties", {}))
+            for key in sorted(set(error.instance) - set(known)):
+                close = difflib.get_close_matches(key, known, n=1)
+                hint = f"did you mean '{close[0]}'? " if close else ""
+                problems.append(
+                    Problem(_path([*parts, key]), f"unknown key; {hint}known keys here: {', '.join(known)}")
+                )
+        elif error.validator == "type":
+            shown = "" if _is_secret(parts) else f" {error.instance!r}"
+            problems.append(
+                Problem(
+                    _path(parts), f"must be of type {error.validator_value}, got {type(error.instance).__name__}{shown}"
+                )
+            )
+        elif error.validator == "enum":
+            choices = ", ".join(str(c) for c in error.validator_value)
+            problems.append(Problem(_path(parts), f"{error.instance!r} is not allowed; use one of: {choices}"))
+        elif _is_secret(parts):
+            problems.append(Problem(_path(parts), f"invalid value ({error.validator} check failed)"))
+        elif error.validator == "pattern":
+            hint = _format_hint(schema, parts) or f"a string matching {error.validator_value}"
+            problems.append(Problem(_path(parts), f"{error.instance!r} is not valid; use {hint}"))
+        elif error.validator == "required":
+            problems.append(Problem(_path(parts), f"{error.message}; add it"))
+        else:
+            problems.append(Problem(_path(parts), error.message))
+    return problems
+
+
+def _listener_tls_mode(listener: Mapping[str, Any]) -> str | None:
+    """The TLS mode the Gateway will really have (Gateway API defaults HTTPS to Terminate)."""
+    protocol = listener["protocol"]
+    if protocol == "HTTPS":
+        return str(listener.get("tls_mode", "Terminate"))
+    if protocol == "TLS":
+        mode = listener.get("tls_mode")
+        return str(mode) if mode else None
+    return None
+
+
+def _listener_problems(listeners: list[Mapping[str, Any]]) -> list[Problem]:
+    problems: list[Problem] = []
+    seen_names: dict[str, int] = {}
+    seen_triples: dict[tuple[int, str, str], int] = {}
+    for index, listener in enumerate(listeners):
+        at = f"config.default_gateway.listeners[{index}]"
+        protocol = listener["protocol"]
+        name = listener["name"]
+        if name in seen_names:
+            problems.append(
+                Problem(
+                    f"{at}.name",
+                    f"listener name '{name}' is already used by listeners[{seen_names[name]}]; "
+                    "give every listener a unique name",
+                )
+            )
+        seen_names.setdefault(name, index)
+        triple = (listener["port"], protocol, listener.get("hostname", ""))
+        if triple in seen_triples:
+            problems.append(
+                Problem(
+                    at,
+                    f"port {triple[0]}/{protocol} with hostname '{triple[2]}' repeats "
+                    f"listeners[{seen_triples[triple]}]; change the port or the hostname",
+                )
+            )
+        seen_triples.setdefault(triple, index)
+
+        if protocol in ("HTTP", "TCP", "UDP"):
+            for key in ("tls_mode", "certificate_refs"):
+                if key in listener:
+                    problems.append(
+                        Problem(
+                            f"{at}.{key}",
+                            f"{protocol} listeners carry no TLS settings; remove {key} or use protocol HTTPS/TLS",
+                        )
+                    )
+        if protocol in ("TCP", "UDP") and "hostname" in listener:
+            problems.append(Problem(f"{at}.hostname", f"{protocol} listeners cannot match a hostname; remove it"))
+        if protocol == "HTTPS" and listener.get("tls_mode") == "Passthrough":
+            problems.append(
+                Problem(
+                    f"{at}.tls_mode",
+                    "HTTPS listeners terminate TLS; use protocol TLS with tls_mode Passthrough to pass TLS through",
+                )
+            )
+        if protocol == "TLS" and "tls_mode" not in listener:
+            problems.append(
+                Problem(
+                    f"{at}.tls_mode", "TLS listeners must state their mode; set tls_mode to Passthrough or Terminate"
+                )
+            )
+        mode = _listener_tls_mode(listener)
+        if mode == "Terminate" and not listener.get("certificate_refs"):
+            problems.append(
+                Problem(
+                    f"{at}.certificate_refs",
+                    "a Terminate listener needs a certificate; add "
+                    "certificate_refs: [{name: <tls secret>}] or use tls_mode Passthrough",
+                )
+            )
+        if mode == "Passthrough" and listener.get("certificate_refs"):
+            problems.append(
+                Problem(
+                    f"{at}.certificate_refs",
+                    "Passthrough listeners ignore certificates; remove certificate_refs or use tls_mode Terminate",
+                )
+            )
+        namespaces = listener.get("allowed_routes_namespaces", "Same")
+        if namespaces == "Selector" and not listener.get("allowed_routes_selector", {}).get("match_labels"):
+            problems.append(
+                Problem(
+                    f"{at}.allowed_routes_selector",
+                    "allowed_routes_namespaces Selector needs allowed_routes_selector.match_labels",
+                )
+            )
+        if namespaces != "Selector" and "allowed_routes_selector" in listener:
+            problems.append(
+                Problem(
+                    f"{at}.allowed_routes_selector",
+                    "only used with allowed_routes_namespaces "
+                    "Selector; remove it or set allowed_routes_namespaces: Selector",
+                )
+            )
+    return problems
+
+
+def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> tuple[list[Problem], list[str]]:
+    """Rules that span several keys. `values` has defaults applied; `raw` is what the user wrote."""
+    problems: list[Problem] = []
+    warnings: list[str] = []
+    gateway = values["default_gateway"]
+    if gateway["enabled"]:
+        problems += _listener_problems(gateway["listeners"])
+
+    for policy in ("client_traffic", "backend_traffic"):
+        section = values[policy]
+        if section["enabled"] and not gateway["enabled"] and not section["target_gateway_name"]:
+            problems.append(
+                Problem(
+                    f"config.{policy}.target_gateway_name",
+                    "the policy needs a Gateway to target; set target_gateway_name or enable default_gateway",
+                )
+            )
+    proxy_protocol = values["client_traffic"]["proxy_protocol"]
+    if proxy_protocol["enabled"] and not values["client_traffic"]["enabled"]:
+        problems.append(
+            Problem(
+                "config.client_traffic.enabled",
+                "proxy_protocol is rendered in the ClientTrafficPolicy; set client_traffic.enabled: true",
+            )
+        )
+    if proxy_protocol["optional"] and not proxy_protocol["enabled"]:
+        problems.append(
+            Problem(
+                "config.client_traffic.proxy_protocol.optional", "only meaningful with proxy_protocol.enabled: true"
+            )
+        )
+
+    service = values["service"]
+    if service["loadbalancer_ip"] and service["type"] != "LoadBalancer":
+        problems.append(
+            Problem(
+                "config.service.loadbalancer_ip",
+                f"needs service.type LoadBalancer (is {service['type']}); remove loadbalancer_ip or change the type",
+            )
+        )
+    data_plane = values["data_plane"]
+    if service["external_traffic_policy"] == "Local" and data_plane["kind"] == "Deployment":
+        warnings.append(
+            "config.service.external_traffic_policy: Local with a Deployment data plane drops traffic "
+            "on nodes without a proxy pod and keeps the client IP only where one runs; use "
+            "data_plane.kind: DaemonSet to keep the client IP on every node"
+        )
+    if data_plane["kind"] == "DaemonSet" and "replicas" in raw.get("data_plane", {}):
+        warnings.append("config.data_plane.replicas: ignored with data_plane.kind DaemonSet (one proxy per node)")
+
+    classes = values["gatewayclass"]
+    if classes["shared"]["name"] == classes["dedicated"]["name"]:
+        problems.append(
+            Problem("config.gatewayclass.dedicated.name", "the shared and the dedicated class need different names")
+        )
+    if values["deploy_type"] == "GatewayNamespace" and classes["shared"]["merge_gateways"]:
+        problems.append(
+            Problem(
+                "config.deploy_type",
+                "GatewayNamespace cannot be combined with mergeGateways on the "
+                "shared class (Envoy Gateway does not support it); set "
+                "gatewayclass.shared.merge_gateways: false or deploy_type: ControllerNamespace",
+            )
+        )
+
+    auth = values["chart"]["auth"]
+    if bool(auth["username"]) != bool(auth["password"]):
+        problems.append(Problem("config.chart.auth", "set both username and password, or neither"))
+
+    waf = values["waf"]
+    if waf["enabled"]:
+        problems.append(
+            Problem(
+                "config.waf.enabled", "the WAF service is not part of this block version yet; set waf.enabled: false"
+            )
+        )
+    if waf["default_policy"]["enabled"] and not waf["enabled"]:
+        problems.append(Problem("config.waf.default_policy.enabled", "needs waf.enabled: true"))
+    if waf["default_policy"]["enabled"] and not gateway["enabled"]:
+        problems.append(
+            Problem(
+                "config.waf.default_policy.enabled",
+                "attaches to the default Gateway; enable default_gateway or attach the WAF to your own Gateways",
+            )
+        )
+
+    selector = values["metrics"]["vmpodscrape"]["namespace_selector"]
+    if selector["any"] and selector["match_names"]:
+        problems.append(
+            Problem("config.metrics.vmpodscrape.namespace_selector", "set either any: true or match_names, not both")
+        )
+    if (
+        values["metrics"]["vmpodscrape"]["enabled"]
+        and values["deploy_type"] == "GatewayNamespace"
+        and not selector["any"]
+        and not selector["match_names"]
+    ):
+        warnings.append(
+            "config.metrics.vmpodscrape.namespace_selector: with GatewayNamespace the proxies run in "
+            "the Gateways' namespaces; set any: true or list them in match_names"
+        )
+
+    issuer = values["tls"]["cluster_issuer_name"]
+    if issuer and not (
+        gateway["enabled"]
+        and any(_listener_tls_mode(lst) == "Terminate" and lst.get("hostname") for lst in gateway["listeners"])
+    ):
+        warnings.append(
+            "config.tls.cluster_issuer_name: cert-manager only issues certificates for Terminate "
+            "listeners with a hostname on the default Gateway; none is configured"
+        )
+    return problems, warnings
+
+
+def load(block: Mapping[str, Any]) -> Config:
+    """Validate `block` (name, version, config as Polycrate passes them) and return the effective Config.
+
+    Raises ConfigError listing every problem.
+    """
+    schema = load_schema()
+    raw_config = block.get("config")
+    if raw_config is None:
+        raw_config = {}
+    if not isinstance(raw_config, Mapping):
+        raise ConfigError([Problem("config", f"must be a mapping, got {type(raw_config).__name__}")])
+    raw = _drop_nulls(dict(raw_config))
+    problems = shape_problems(raw, schema)
+    values = apply_defaults(raw, schema)
+    try:
+        cross, warnings = cross_field_problems(values, raw)
+    except (KeyError, TypeError, AttributeError, ValueError):
+        # A badly shaped config can trip a cross-field rule; its shape problems already explain why.
+        if not problems:
+            raise
+        cross, warnings = [], []
+    problems += cross
+    if problems:
+        raise ConfigError(problems)
+    return Config(
+        values=values,
+        block_name=str(block.get("name") or "envoy"),
+        block_version=str(block.get("version") or "0.0.0"),
+        warnings=tuple(warnings),
+    )

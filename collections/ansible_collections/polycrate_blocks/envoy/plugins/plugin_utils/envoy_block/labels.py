@@ -1,0 +1,62 @@
+"""Labels and names, in one place: every object the block renders is found again by these."""
+
+from __future__ import annotations
+
+from . import ENVOY_GATEWAY_VERSION
+from .config import Config
+
+PART_OF = "envoy-gateway"
+MANAGED_BY = "polycrate"
+# Block-owned label stamped on proxy pods through the EnvoyProxy pod spec. Network policies and
+# scrapes select on it, never on Envoy Gateway's own owning-gateway labels, which upstream may change.
+PROXY_ROLE_LABEL = "envoy.polycrate.io/role"
+PROXY_ROLE = "proxy"
+# Log shippers pick up pods carrying this label (the platform's convention).
+LOG_SOURCE_LABEL = "polycrate_log_source"
+LOG_SOURCE = "app"
+
+
+def standard(config: Config, component: str) -> dict[str, str]:
+    """The app.kubernetes.io/* set every rendered object and pod template carries."""
+    return {
+        "app.kubernetes.io/name": PART_OF,
+        "app.kubernetes.io/instance": config.block_name,
+        "app.kubernetes.io/component": component,
+        "app.kubernetes.io/part-of": PART_OF,
+        "app.kubernetes.io/managed-by": MANAGED_BY,
+        "app.kubernetes.io/version": ENVOY_GATEWAY_VERSION,
+    }
+
+
+def ownership_selector(config: Config) -> dict[str, str]:
+    """What prune and uninstall select on: objects of this block instance, and only those."""
+    return {
+        "app.kubernetes.io/part-of": PART_OF,
+        "app.kubernetes.io/managed-by": MANAGED_BY,
+        "app.kubernetes.io/instance": config.block_name,
+    }
+
+
+def proxy_pod(config: Config, gatewayclass: str) -> dict[str, str]:
+    """Labels added to proxy pods. Envoy Gateway owns name/component/managed-by on them (its Deployment
+    selector uses them), so only labels it does not set are added here."""
+    return {
+        "app.kubernetes.io/instance": config.block_name,
+        "app.kubernetes.io/part-of": PART_OF,
+        "app.kubernetes.io/version": ENVOY_GATEWAY_VERSION,
+        "envoy.polycrate.io/gatewayclass": gatewayclass,
+        PROXY_ROLE_LABEL: PROXY_ROLE,
+        LOG_SOURCE_LABEL: LOG_SOURCE,
+    }
+
+
+def metadata(
+    config: Config, name: str, component: str, namespace: str | None = None, annotations: dict[str, str] | None = None
+) -> dict[str, object]:
+    meta: dict[str, object] = {"name": name}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    meta["labels"] = standard(config, component)
+    if annotations:
+        meta["annotations"] = dict(sorted(annotations.items()))
+    return meta

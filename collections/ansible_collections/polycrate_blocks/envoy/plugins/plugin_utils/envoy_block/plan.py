@@ -1,0 +1,110 @@
+"""The one ordered plan every action reads: render writes it, install applies it, uninstall removes it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+
+class Phase(Enum):
+    """Where an object sits in the apply and the delete order. Values: (name, apply rank, delete rank).
+
+    Apply: what others reference comes first (EnvoyProxy before GatewayClass before Gateway before
+    policies). Delete: Gateways first, while the controller still runs to remove their proxies, then
+    policies, EnvoyProxies, GatewayClasses, the WAF and the rest; network policies last so traffic
+    needed during teardown stays allowed.
+    """
+
+    NAMESPACE = ("namespace", 0, 90)
+    NETWORK = ("network", 1, 80)
+    PROXY_CONFIG = ("proxy-config", 2, 30)
+    GATEWAYCLASS = ("gatewayclass", 3, 40)
+    WAF = ("waf", 4, 50)
+    GATEWAY = ("gateway", 5, 10)
+    POLICY = ("policy", 6, 20)
+    MONITORING = ("monitoring", 7, 60)
+
+    @property
+    def label(self) -> str:
+        return self.value[0]
+
+    @property
+    def apply_rank(self) -> int:
+        return self.value[1]
+
+    @property
+    def delete_rank(self) -> int:
+        return self.value[2]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One Kubernetes object of the plan, with what install waits for after applying it."""
+
+    phase: Phase
+    obj: dict[str, Any]
+    wait_condition: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return str(self.obj["kind"])
+
+    @property
+    def name(self) -> str:
+        return str(self.obj["metadata"]["name"])
+
+    @property
+    def namespace(self) -> str | None:
+        ns = self.obj["metadata"].get("namespace")
+        return str(ns) if ns is not None else None
+
+
+@dataclass(frozen=True)
+class Plan:
+    steps: tuple[Step, ...]
+    helm: dict[str, Any]
+    crds: dict[str, Any]
+    namespace: dict[str, Any]
+    ownership_labels: dict[str, str]
+    warnings: tuple[str, ...]
+
+    def ordered(self) -> list[Step]:
+        """Apply order; the sort is stable, so builders decide the order inside a phase."""
+        return sorted(self.steps, key=lambda s: s.phase.apply_rank)
+
+    def delete_ordered(self) -> list[Step]:
+        return sorted(self.steps, key=lambda s: s.phase.delete_rank)
+
+    def file_name(self, step: Step) -> str:
+        index = self.ordered().index(step) + 1
+        return f"{index:02d}-{step.kind.lower()}-{step.name}.yaml"
+
+    def to_dict(self, include_secrets: bool = False) -> dict[str, Any]:
+        """The plan as plain data for Ansible. Credentials only with include_secrets (install's helm step)."""
+        helm = dict(self.helm)
+        if not include_secrets:
+            helm.pop("auth", None)
+        return {
+            "objects": [
+                {
+                    "phase": s.phase.label,
+                    "apply_rank": s.phase.apply_rank,
+                    "delete_rank": s.phase.delete_rank,
+                    "wait_condition": s.wait_condition,
+                    "file": self.file_name(s),
+                    "kind": s.kind,
+                    "name": s.name,
+                    "namespace": s.namespace,
+                    "api_version": s.obj["apiVersion"],
+                    "definition": s.obj,
+                }
+                for s in self.ordered()
+            ],
+            "delete_order": [self.file_name(s) for s in self.delete_ordered()],
+            "helm": helm,
+            "crds": self.crds,
+            "namespace": self.namespace,
+            "ownership_labels": self.ownership_labels,
+            "warnings": list(self.warnings),
+        }

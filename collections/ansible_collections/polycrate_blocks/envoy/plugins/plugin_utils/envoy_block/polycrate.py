@@ -1,0 +1,51 @@
+"""Polycrate's runtime conventions, emulated so CI and plain ansible-playbook take Polycrate's path.
+
+Polycrate (v0.23 `Block.MergeIn`, vendored mergo without overwrite) merges a workspace block entry
+over block.poly like this: maps merge recursively, a non-empty child list wins whole, and a child
+scalar that is Go-"empty" (false, 0, "") is REPLACED by the block default. That last rule is the
+pitfall block.poly's defaults are designed around.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+
+def is_go_empty(value: Any) -> bool:
+    # Go's zero values: nil, false, 0, "", empty slice/map. (bool is checked first: False == 0 anyway.)
+    return value is None or value is False or value in (0, "", [], {})
+
+
+def merge_config(block_default: Any, workspace: Any) -> Any:
+    """The config Polycrate hands to the playbook: workspace value, filled in from block.poly."""
+    if isinstance(workspace, Mapping) and isinstance(block_default, Mapping):
+        merged = {k: copy.deepcopy(v) for k, v in workspace.items()}
+        for key, default in block_default.items():
+            merged[key] = merge_config(default, workspace[key]) if key in workspace else copy.deepcopy(default)
+        return merged
+    if workspace is None or (is_go_empty(workspace) and not isinstance(workspace, Mapping)):
+        return copy.deepcopy(block_default)
+    return copy.deepcopy(workspace)
+
+
+def snapshot(
+    block_poly: Mapping[str, Any],
+    workspace_block: Mapping[str, Any] | None,
+    artifacts_path: str,
+    kubeconfig_path: str | None = None,
+) -> dict[str, Any]:
+    """The extra-vars Polycrate passes to `ansible-playbook -e @snapshot.yml` (the parts the block reads)."""
+    workspace_block = workspace_block or {}
+    name = str(workspace_block.get("name") or block_poly["name"])
+    block: dict[str, Any] = {
+        "name": name,
+        "version": block_poly.get("version", "0.0.0"),
+        "kind": block_poly.get("kind", "k8sapp"),
+        "config": merge_config(block_poly.get("config") or {}, workspace_block.get("config") or {}),
+        "artifacts": {"path": artifacts_path},
+    }
+    if kubeconfig_path:
+        block["kubeconfig"] = {"path": kubeconfig_path}
+    return {"block": block, "workspace": {"name": "local"}, "action": {"name": ""}}

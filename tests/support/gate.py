@@ -1,0 +1,60 @@
+"""One entry point for the verification gate: custom resources via the real CRDs, built-ins via
+kubernetes-validate (strict: unknown fields fail). Used by the gate tests and the emulated API."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+
+from .crdgate import CRDGate, GateError, Result, metadata_errors
+
+ROOT = Path(__file__).resolve().parents[2]
+# Kubernetes versions Envoy Gateway v1.9 supports: v1.33 to v1.36. Validate against both ends.
+KUBERNETES_VERSIONS = ("1.33.0", "1.36.0")
+BUILTIN_GROUPS = {"", "apps", "policy", "networking.k8s.io", "rbac.authorization.k8s.io", "batch"}
+
+
+def shared_dir() -> Path:
+    path = Path(os.environ.get("ENVOY_SHARED_DIR", ROOT.parent / "shared"))
+    if not (path / "crds").is_dir():
+        raise GateError(
+            f"upstream CRDs not found at {path}/crds: the gate cannot run. Check out the project's shared/ folder "
+            "beside the repo or set ENVOY_SHARED_DIR."
+        )
+    return path
+
+
+def crd_files(gateway_api_channel: str = "standard") -> list[Path]:
+    crds = shared_dir() / "crds"
+    files = [crds / "gateway-api" / f"{gateway_api_channel}-install.yaml"]
+    for folder in ("envoy-gateway", "victoriametrics", "cilium", "calico"):
+        files += sorted((crds / folder).glob("*.yaml"))
+    return files
+
+
+@cache
+def crd_gate(gateway_api_channel: str = "standard") -> CRDGate:
+    return CRDGate(crd_files(gateway_api_channel))
+
+
+def validate(obj: Mapping[str, Any], gateway_api_channel: str = "standard") -> Result:
+    """Validate one object; raises GateError when the gate cannot decide."""
+    group = str(obj["apiVersion"]).rpartition("/")[0]
+    if group in BUILTIN_GROUPS:
+        result = Result()
+        namespaced = obj["kind"] not in {"Namespace", "ClusterRole", "ClusterRoleBinding"}
+        result.errors += metadata_errors(obj, namespaced)
+        for version in KUBERNETES_VERSIONS:
+            try:
+                kubernetes_validate.validate(dict(obj), version, strict=True)
+            except kubernetes_validate.ValidationError as exc:
+                result.errors.append(f"k8s {version}: {exc.message} at {'.'.join(map(str, exc.path))}")
+            except kubernetes_validate.SchemaNotFoundError as exc:
+                raise GateError(str(exc)) from exc
+        return result
+    return crd_gate(gateway_api_channel).validate(obj)

@@ -1,0 +1,65 @@
+"""Small helpers for building configs and plans in tests (no fixtures with hidden state)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envoy_block import builder, config
+from envoy_block.plan import Plan
+
+
+def block(cfg: dict[str, Any] | None = None, name: str = "envoy") -> dict[str, Any]:
+    return {"name": name, "version": "0.1.0", "config": cfg or {}}
+
+
+def load(cfg: dict[str, Any] | None = None) -> config.Config:
+    return config.load(block(cfg))
+
+
+def plan(cfg: dict[str, Any] | None = None) -> Plan:
+    return builder.plan_from_block(block(cfg))
+
+
+def objects(cfg: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    return [step.obj for step in plan(cfg).ordered()]
+
+
+def find(cfg: dict[str, Any] | None, kind: str, name: str | None = None) -> dict[str, Any]:
+    matches = [o for o in objects(cfg) if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)]
+    assert len(matches) == 1, f"expected one {kind} {name or ''}, found {len(matches)}"
+    return matches[0]
+
+
+def kinds(cfg: dict[str, Any] | None = None) -> list[str]:
+    return [o["kind"] for o in objects(cfg)]
+
+
+def problems(cfg: dict[str, Any]) -> list[str]:
+    """The problem strings for an invalid config (fails the test if the config is accepted)."""
+    try:
+        config.load(block(cfg))
+    except config.ConfigError as exc:
+        return [str(p) for p in exc.problems]
+    raise AssertionError(f"config was accepted: {cfg}")
+
+
+_MISSING = object()
+
+
+def at(obj: Any, path: str) -> Any:
+    """Dotted path into a manifest; `[n]` indexes lists, keys with dots go in quotes: metadata.labels."a.b/c"."""
+    import re
+
+    node = obj
+    for key, quoted, index in re.findall(r'([^."\[\]]+)|"([^"]+)"|\[(\d+)\]', path):
+        part = quoted or key
+        if index:
+            node = node[int(index)] if isinstance(node, list) and int(index) < len(node) else _MISSING
+        else:
+            node = node.get(part, _MISSING) if isinstance(node, dict) else _MISSING
+        if node is _MISSING:
+            return _MISSING
+    return node
+
+
+MISSING = _MISSING

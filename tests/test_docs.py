@@ -1,0 +1,49 @@
+"""Derived files cannot drift: README config reference, examples.poly and examples/*/rendered are what
+tools/sync_docs.py generates from schema.json and examples/*/config.yml; block metadata is well-formed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import yaml
+
+from tests.conftest import ROOT
+
+
+def test_generated_files_are_current() -> None:
+    result = subprocess.run(
+        [sys.executable, "tools/sync_docs.py", "--check"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_readme_reference_names_every_schema_leaf() -> None:
+    """Belt and braces for the generator: every key path of schema.json appears in the README table."""
+    from envoy_block import config
+    from tools import sync_docs
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    schema = config.load_schema()
+    for path, *_ in sync_docs._rows(schema, schema, ""):
+        assert f"| `{path}` |" in readme, path
+
+
+def test_block_poly_actions_point_at_playbooks() -> None:
+    block = yaml.safe_load((ROOT / "block.poly").read_text(encoding="utf-8"))
+    assert block["name"] == "envoy"
+    assert block["kind"] == "k8sapp"
+    names = {a["name"] for a in block["actions"]}
+    assert names == {"install", "uninstall", "render", "status", "plan"}
+    for action in block["actions"]:
+        assert (ROOT / action["playbook"]).is_file(), action
+
+
+def test_changelog_is_a_polycrate_list() -> None:
+    entries = yaml.safe_load((ROOT / "CHANGELOG.poly").read_text(encoding="utf-8"))
+    block = yaml.safe_load((ROOT / "block.poly").read_text(encoding="utf-8"))
+    assert isinstance(entries, list)
+    assert entries
+    for entry in entries:
+        assert {"version", "date", "type"} <= entry.keys()
+    assert block["version"] in {e["version"] for e in entries}

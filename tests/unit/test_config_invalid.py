@@ -1,0 +1,217 @@
+"""Invariant: every invalid config is rejected, by config path, before anything is built.
+
+Each case names the path the error must carry. Mutation check (done once, recorded here): deleting the
+Terminate/certificate_refs rule in config._listener_problems turned `terminate-without-cert` and
+`https-default-terminate-without-cert` red; deleting the GatewayNamespace rule turned
+`gatewaynamespace-with-merge` red.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.support.helpers import load, problems
+
+HTTP = {"name": "http", "protocol": "HTTP", "port": 80}
+
+
+def gw(*listeners: dict[str, Any]) -> dict[str, Any]:
+    return {"default_gateway": {"listeners": list(listeners)}}
+
+
+CASES: list[tuple[str, dict[str, Any], str]] = [
+    ("unknown-top-key", {"namespcae": "x"}, "config.namespcae: unknown key; did you mean 'namespace'"),
+    ("unknown-nested-key", {"service": {"tpye": "ClusterIP"}}, "config.service.tpye: unknown key"),
+    ("unknown-listener-key", gw({**HTTP, "tls": {}}), "config.default_gateway.listeners[0].tls: unknown key"),
+    ("bool-as-string", {"create_namespace": "yes"}, "config.create_namespace: must be of type boolean"),
+    ("namespace-uppercase", {"namespace": "Envoy"}, "config.namespace: 'Envoy' is not valid"),
+    ("namespace-empty", {"namespace": ""}, "config.namespace"),
+    ("deploy-type-enum", {"deploy_type": "Namespace"}, "config.deploy_type: 'Namespace' is not allowed"),
+    ("data-plane-kind", {"data_plane": {"kind": "StatefulSet"}}, "config.data_plane.kind"),
+    ("replicas-zero", {"data_plane": {"replicas": 0}}, "config.data_plane.replicas"),
+    ("replicas-string", {"data_plane": {"replicas": "2"}}, "config.data_plane.replicas: must be of type integer"),
+    (
+        "quantity",
+        {"data_plane": {"resources": {"requests": {"cpu": "lots"}}}},
+        "config.data_plane.resources.requests.cpu: 'lots' is not valid; use a Kubernetes quantity",
+    ),
+    ("service-type", {"service": {"type": "External"}}, "config.service.type"),
+    ("lb-ip-not-ipv4", {"service": {"loadbalancer_ip": "10.0.0"}}, "config.service.loadbalancer_ip"),
+    (
+        "lb-ip-without-loadbalancer",
+        {"service": {"type": "ClusterIP", "loadbalancer_ip": "10.0.0.1"}},
+        "config.service.loadbalancer_ip: needs service.type LoadBalancer",
+    ),
+    ("annotation-not-string", {"service": {"annotations": {"a": 1}}}, "config.service.annotations.a"),
+    ("listeners-empty", {"default_gateway": {"listeners": []}}, "config.default_gateway.listeners"),
+    (
+        "listener-missing-port",
+        gw({"name": "a", "protocol": "HTTP"}),
+        "config.default_gateway.listeners[0]: 'port' is a required property",
+    ),
+    ("listener-port-range", gw({**HTTP, "port": 70000}), "config.default_gateway.listeners[0].port"),
+    ("listener-protocol", gw({**HTTP, "protocol": "QUIC"}), "config.default_gateway.listeners[0].protocol"),
+    ("listener-name-invalid", gw({**HTTP, "name": "Web_1"}), "config.default_gateway.listeners[0].name"),
+    (
+        "terminate-without-cert",
+        gw({"name": "s", "protocol": "TLS", "port": 443, "tls_mode": "Terminate"}),
+        "config.default_gateway.listeners[0].certificate_refs: a Terminate listener needs a certificate",
+    ),
+    (
+        "https-default-terminate-without-cert",
+        gw({"name": "s", "protocol": "HTTPS", "port": 443}),
+        "config.default_gateway.listeners[0].certificate_refs",
+    ),
+    (
+        "https-passthrough",
+        gw({"name": "s", "protocol": "HTTPS", "port": 443, "tls_mode": "Passthrough"}),
+        "config.default_gateway.listeners[0].tls_mode: HTTPS listeners terminate TLS",
+    ),
+    (
+        "tls-without-mode",
+        gw({"name": "s", "protocol": "TLS", "port": 443}),
+        "config.default_gateway.listeners[0].tls_mode: TLS listeners must state their mode",
+    ),
+    (
+        "http-with-tls-mode",
+        gw({**HTTP, "tls_mode": "Terminate"}),
+        "config.default_gateway.listeners[0].tls_mode: HTTP listeners carry no TLS settings",
+    ),
+    (
+        "tcp-with-hostname",
+        gw({"name": "t", "protocol": "TCP", "port": 5432, "hostname": "db.example.com"}),
+        "config.default_gateway.listeners[0].hostname: TCP listeners cannot match a hostname",
+    ),
+    (
+        "passthrough-with-cert",
+        gw(
+            {
+                "name": "s",
+                "protocol": "TLS",
+                "port": 443,
+                "tls_mode": "Passthrough",
+                "certificate_refs": [{"name": "c"}],
+            }
+        ),
+        "config.default_gateway.listeners[0].certificate_refs: Passthrough listeners ignore certificates",
+    ),
+    (
+        "duplicate-listener-name",
+        gw(HTTP, {**HTTP, "port": 8080}),
+        "config.default_gateway.listeners[1].name: listener name 'http' is already used",
+    ),
+    (
+        "duplicate-port-protocol-hostname",
+        gw(HTTP, {**HTTP, "name": "http2"}),
+        "config.default_gateway.listeners[1]: port 80/HTTP",
+    ),
+    (
+        "selector-without-labels",
+        gw({**HTTP, "allowed_routes_namespaces": "Selector"}),
+        "config.default_gateway.listeners[0].allowed_routes_selector: allowed_routes_namespaces Selector needs",
+    ),
+    (
+        "selector-without-selector-mode",
+        gw({**HTTP, "allowed_routes_selector": {"match_labels": {"a": "b"}}}),
+        "config.default_gateway.listeners[0].allowed_routes_selector: only used with",
+    ),
+    (
+        "client-traffic-no-target",
+        {"default_gateway": {"enabled": False}, "client_traffic": {"enabled": True}},
+        "config.client_traffic.target_gateway_name: the policy needs a Gateway",
+    ),
+    (
+        "backend-traffic-no-target",
+        {"default_gateway": {"enabled": False}, "backend_traffic": {"enabled": True}},
+        "config.backend_traffic.target_gateway_name: the policy needs a Gateway",
+    ),
+    (
+        "proxy-protocol-without-policy",
+        {"client_traffic": {"proxy_protocol": {"enabled": True}}},
+        "config.client_traffic.enabled: proxy_protocol is rendered in the ClientTrafficPolicy",
+    ),
+    (
+        "proxy-protocol-optional-alone",
+        {"client_traffic": {"enabled": True, "proxy_protocol": {"optional": True}}},
+        "config.client_traffic.proxy_protocol.optional",
+    ),
+    (
+        "duration-format",
+        {"backend_traffic": {"enabled": True, "timeouts": {"connect": "5 seconds"}}},
+        "config.backend_traffic.timeouts.connect: '5 seconds' is not valid; use a duration",
+    ),
+    (
+        "gatewaynamespace-with-merge",
+        {"deploy_type": "GatewayNamespace"},
+        "config.deploy_type: GatewayNamespace cannot be combined with mergeGateways",
+    ),
+    (
+        "same-class-names",
+        {"gatewayclass": {"dedicated": {"name": "eg-shared"}}},
+        "config.gatewayclass.dedicated.name: the shared and the dedicated class need different names",
+    ),
+    ("auth-half", {"chart": {"auth": {"username": "robot"}}}, "config.chart.auth: set both username and password"),
+    ("waf-enabled-not-shipped", {"waf": {"enabled": True}}, "config.waf.enabled"),
+    (
+        "waf-policy-without-waf",
+        {"waf": {"default_policy": {"enabled": True}}},
+        "config.waf.default_policy.enabled: needs waf.enabled: true",
+    ),
+    (
+        "scrape-any-and-names",
+        {"metrics": {"vmpodscrape": {"namespace_selector": {"any": True, "match_names": ["a"]}}}},
+        "config.metrics.vmpodscrape.namespace_selector: set either any: true or match_names",
+    ),
+    ("image-tag-empty", {"image": {"proxy": {"tag": ""}}}, "config.image.proxy.tag"),
+    ("log-level", {"logging": {"level": "verbose"}}, "config.logging.level"),
+    ("config-not-mapping", ["a"], "config: must be a mapping"),  # type: ignore[list-item]
+]
+
+
+@pytest.mark.parametrize(("config", "expected"), [(c, e) for _, c, e in CASES], ids=[i for i, _, _ in CASES])
+def test_invalid_config_is_rejected_with_its_path(config: dict[str, Any], expected: str) -> None:
+    found = problems(config)
+    assert any(p.startswith(expected) or expected in p for p in found), found
+
+
+def test_at_least_thirty_invalid_cases() -> None:
+    assert len(CASES) >= 30
+
+
+def test_all_problems_are_reported_at_once() -> None:
+    """A config with a shape error and several rule errors lists every one of them, not just the first."""
+    found = problems(
+        {
+            "namespcae": "x",
+            "service": {"type": "ClusterIP", "loadbalancer_ip": "10.0.0.1"},
+            "default_gateway": {
+                "listeners": [{"name": "s", "protocol": "HTTPS", "port": 443, "tls_mode": "Passthrough"}]
+            },
+            "deploy_type": "GatewayNamespace",
+        }
+    )
+    for path in (
+        "config.namespcae",
+        "config.service.loadbalancer_ip",
+        "config.default_gateway.listeners[0].tls_mode",
+        "config.deploy_type",
+    ):
+        assert any(p.startswith(path) for p in found), (path, found)
+
+
+def test_secret_values_are_never_echoed() -> None:
+    """A wrongly typed password is reported by path only: its value never reaches the error text."""
+    found = problems({"chart": {"auth": {"username": "robot", "password": 987654321}}})
+    assert any(p.startswith("config.chart.auth.password") for p in found)
+    assert not any("987654321" in p for p in found)
+
+
+def test_valid_edge_cases_are_accepted() -> None:
+    """Guards against over-eager rules: these look odd but are valid."""
+    load({"default_gateway": {"enabled": False}, "client_traffic": {"enabled": True, "target_gateway_name": "mine"}})
+    load(gw({"name": "s", "protocol": "TLS", "port": 443, "tls_mode": "Passthrough"}, HTTP))
+    load(gw(HTTP, {**HTTP, "name": "http-app", "hostname": "app.example.com"}))
+    load({"deploy_type": "GatewayNamespace", "gatewayclass": {"shared": {"merge_gateways": False}}})
+    load({"service": {"annotations": None}})  # `annotations:` with nothing after it is "not set"
