@@ -32,7 +32,7 @@ def shared_dir() -> Path:
 def crd_files(gateway_api_channel: str = "standard") -> list[Path]:
     crds = shared_dir() / "crds"
     files = [crds / "gateway-api" / f"{gateway_api_channel}-install.yaml"]
-    for folder in ("envoy-gateway", "victoriametrics", "cilium", "calico"):
+    for folder in ("envoy-gateway", "victoriametrics", "cilium", "calico", "calico-v3"):
         files += sorted((crds / folder).glob("*.yaml"))
     return files
 

@@ -166,6 +166,22 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ),
     ("image-tag-empty", {"image": {"proxy": {"tag": ""}}}, "config.image.proxy.tag"),
     ("log-level", {"logging": {"level": "verbose"}}, "config.logging.level"),
+    ("netpol-provider", {"network_policy": {"provider": "istio"}}, "config.network_policy.provider"),
+    (
+        "netpol-k8s-needs-apiserver",
+        {"network_policy": {"provider": "kubernetes"}},
+        "config.network_policy.api_server_cidrs: provider kubernetes selects the API server by address",
+    ),
+    (
+        "netpol-cidr",
+        {"network_policy": {"extra_egress_to": [{"cidr": "10.0.0.0"}]}},
+        "config.network_policy.extra_egress_to[0].cidr",
+    ),
+    (
+        "netpol-narrowed-misses-listener",
+        {"network_policy": {"proxy_ingress_ports": [443]}},
+        "config.default_gateway.listeners[0].port: port 80 is not in network_policy.proxy_ingress_ports",
+    ),
     ("config-not-mapping", ["a"], "config: must be a mapping"),  # type: ignore[list-item]
 ]
 

@@ -6,11 +6,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import GATEWAY_API_VERSION, labels
-from .components import controller, gateway, gatewayclasses, monitoring, namespace, proxies, traffic_policies
+from .components import (
+    controller,
+    gateway,
+    gatewayclasses,
+    monitoring,
+    namespace,
+    network_policies,
+    proxies,
+    traffic_policies,
+)
 from .config import Config, load
 from .plan import Plan, Step
 
-COMPONENTS = (namespace, proxies, gatewayclasses, gateway, traffic_policies, monitoring)
+COMPONENTS = (namespace, network_policies, proxies, gatewayclasses, gateway, traffic_policies, monitoring)
 
 
 def build_plan(config: Config) -> Plan:

@@ -287,6 +287,39 @@ def _listener_problems(listeners: list[Mapping[str, Any]]) -> list[Problem]:
     return problems
 
 
+def _network_policy_problems(values: Mapping[str, Any]) -> tuple[list[Problem], list[str]]:
+    policy = values["network_policy"]
+    problems: list[Problem] = []
+    warnings: list[str] = []
+    if policy["provider"] == "kubernetes" and not policy["api_server_cidrs"]:
+        problems.append(
+            Problem(
+                "config.network_policy.api_server_cidrs",
+                "provider kubernetes selects the API "
+                "server by address; list its CIDRs (kubectl get endpoints kubernetes -n default)",
+            )
+        )
+    if policy["provider"] == "kubernetes" and values["deploy_type"] == "GatewayNamespace":
+        warnings.append(
+            "config.network_policy.provider: with GatewayNamespace the proxies run in every Gateway's "
+            "namespace; namespaced NetworkPolicies cannot cover namespaces created later, so only the "
+            "block namespace is covered. Use provider cilium or calico for cluster-wide policies"
+        )
+    narrowed = set(policy["proxy_ingress_ports"])
+    if narrowed and values["default_gateway"]["enabled"]:
+        for index, listener in enumerate(values["default_gateway"]["listeners"]):
+            if listener["port"] not in narrowed:
+                problems.append(
+                    Problem(
+                        f"config.default_gateway.listeners[{index}].port",
+                        f"port "
+                        f"{listener['port']} is not in network_policy.proxy_ingress_ports; add it "
+                        "or leave proxy_ingress_ports empty (all TCP)",
+                    )
+                )
+    return problems, warnings
+
+
 def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> tuple[list[Problem], list[str]]:
     """Rules that span several keys. `values` has defaults applied; `raw` is what the user wrote."""
     problems: list[Problem] = []
@@ -388,6 +421,10 @@ def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> t
             "config.metrics.vmpodscrape.namespace_selector: with GatewayNamespace the proxies run in "
             "the Gateways' namespaces; set any: true or list them in match_names"
         )
+
+    problems_np, warnings_np = _network_policy_problems(values)
+    problems += problems_np
+    warnings += warnings_np
 
     issuer = values["tls"]["cluster_issuer_name"]
     if issuer and not (
