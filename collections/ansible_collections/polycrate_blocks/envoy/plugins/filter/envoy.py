@@ -7,7 +7,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import builder, config, render
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import (
+    builder,
+    config,
+    lifecycle,
+    render,
+)
 
 DOCUMENTATION = r"""
 name: envoy
@@ -18,7 +23,13 @@ description:
     the helm release without credentials, the CRD settings and the ownership labels.
   - C(helm_release) returns the helm release including chart credentials; use it only in tasks with C(no_log).
   - C(render_files) returns a mapping of relative file path to file content, as C(render) writes them.
-  - All of them raise one error listing every config problem with its config path.
+  - C(owned_kinds) lists the apiVersion/kind pairs the block can own (install prunes, uninstall removes them).
+  - C(leftovers) takes the C(results) of a looped k8s_info over C(owned_kinds) and the plan (or C(none)) and
+    returns the owned objects the plan does not render, in delete order.
+  - C(status_report) turns looked-up objects into a health table (C(lines)) and an overall C(healthy) flag.
+  - C(crd_files) returns the CRD files of C(crds.directory) for the plan; C(crd_names) the CRD names in a list
+    of files or in rendered YAML text.
+  - The config-taking filters raise one error listing every config problem with its config path.
 options:
   _input:
     description: Polycrate's C(block) variable (C(name), C(version), C(config)).
@@ -73,6 +84,56 @@ def render_files(block: Mapping[str, Any]) -> dict[str, str]:
     return render.files(builder.plan_from_block(block))
 
 
+def owned_kinds(plan: Mapping[str, Any]) -> list[dict[str, str]]:
+    return lifecycle.owned_kinds()
+
+
+def leftovers(
+    results: list[Mapping[str, Any]], plan: Mapping[str, Any] | None, ownership_labels: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    found = [obj for result in results for obj in result.get("resources", [])]
+    plain = json.loads(json.dumps({"found": found, "plan": plan, "labels": dict(ownership_labels)}))
+    return lifecycle.leftovers(plain["found"], plain["plan"], plain["labels"])
+
+
+def crd_files(plan: Mapping[str, Any]) -> list[str]:
+    crds = json.loads(json.dumps(plan["crds"]))
+    try:
+        return lifecycle.crd_files(crds["directory"], crds["gateway_api"]["install"], crds["gateway_api"]["channel"])
+    except FileNotFoundError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+
+
+def status_report(
+    results: list[Mapping[str, Any]], plan: Mapping[str, Any], deployment: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    plain = json.loads(
+        json.dumps(
+            {
+                "found": [obj for result in results for obj in result.get("resources", [])],
+                "plan": plan,
+                "deployment": deployment,
+            }
+        )
+    )
+    rows = lifecycle.status_rows(plain["plan"], plain["found"], plain["deployment"])
+    return {"lines": lifecycle.status_table(rows), "healthy": all(r["ok"] for r in rows), "rows": rows}
+
+
+def crd_names(source: Any) -> list[str]:
+    return lifecycle.crd_names(list(source) if isinstance(source, list) else str(source))
+
+
 class FilterModule:
-    def filters(self) -> dict[str, Callable[[Any], Any]]:
-        return {f.__name__: _guard(f) for f in (validate, plan, helm_release, render_files)}
+    def filters(self) -> dict[str, Callable[..., Any]]:
+        guarded: dict[str, Callable[..., Any]] = {
+            f.__name__: _guard(f) for f in (validate, plan, helm_release, render_files)
+        }
+        return {
+            **guarded,
+            "owned_kinds": owned_kinds,
+            "leftovers": leftovers,
+            "crd_files": crd_files,
+            "crd_names": crd_names,
+            "status_report": status_report,
+        }

@@ -36,8 +36,22 @@ def build_plan(config: Config) -> Plan:
                 "version": GATEWAY_API_VERSION,
             },
             "envoy_gateway": {"version": config.get("chart.version")},
+            "directory": config.get("crds.directory"),
+            "chart_url": config.get("crds.chart_url"),
+            "chart_values": {
+                "crds": {
+                    "gatewayAPI": {
+                        "enabled": config.get("gateway_api_crds.install"),
+                        "channel": config.get("gateway_api_crds.channel"),
+                    },
+                    "envoyGateway": {"enabled": True},
+                }
+            },
+            "remove_on_uninstall": config.get("uninstall.remove_crds"),
         },
         namespace={"name": config.get("namespace"), "create": config.get("create_namespace")},
+        controller={"install": config.get("controller.install"), "deployment": "envoy-gateway"},
+        wait={"enabled": config.get("wait.enabled"), "timeout": config.get("wait.timeout")},
         ownership_labels=labels.ownership_selector(config),
         warnings=config.warnings,
     )

@@ -66,6 +66,8 @@ class Plan:
     helm: dict[str, Any]
     crds: dict[str, Any]
     namespace: dict[str, Any]
+    controller: dict[str, Any]
+    wait: dict[str, Any]
     ownership_labels: dict[str, str]
     warnings: tuple[str, ...]
 
@@ -83,6 +85,7 @@ class Plan:
     def to_dict(self, include_secrets: bool = False) -> dict[str, Any]:
         """The plan as plain data for Ansible. Credentials only with include_secrets (install's helm step)."""
         helm = dict(self.helm)
+        helm["auth_configured"] = "auth" in self.helm
         if not include_secrets:
             helm.pop("auth", None)
         return {
@@ -105,6 +108,9 @@ class Plan:
             "helm": helm,
             "crds": self.crds,
             "namespace": self.namespace,
+            "controller": self.controller,
+            "wait": self.wait,
             "ownership_labels": self.ownership_labels,
+            "ownership_selector": [f"{k}={v}" for k, v in sorted(self.ownership_labels.items())],
             "warnings": list(self.warnings),
         }

@@ -43,7 +43,6 @@ def files(plan: Plan) -> dict[str, str]:
     helm = data["helm"]
     out["helm/values.yaml"] = HEADER.format(what="gateway-helm values") + to_yaml(helm["values"])
     release = {k: v for k, v in helm.items() if k != "values"}
-    release["auth_configured"] = "auth" in plan.helm
     out["helm/release.yaml"] = HEADER.format(what="gateway-helm release") + to_yaml(release)
     summary = {
         "crds": data["crds"],

@@ -49,6 +49,8 @@ def release(config: Config) -> dict[str, Any]:
         "namespace": config.get("namespace"),
         "chart_ref": config.get("chart.repo.url"),
         "chart_version": config.get("chart.version"),
+        # helm registry login takes the host alone (oci://docker.io/envoyproxy/gateway-helm -> docker.io).
+        "registry_host": str(config.get("chart.repo.url")).removeprefix("oci://").split("/", 1)[0],
         "skip_crds": True,
         "values": values(config),
     }

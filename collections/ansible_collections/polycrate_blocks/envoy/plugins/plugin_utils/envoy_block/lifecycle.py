@@ -1,0 +1,158 @@
+"""What install prunes and uninstall removes, decided from the plan and what the cluster reports.
+
+Only objects that carry the block instance's ownership labels are ever candidates; the order is the
+plan's delete order (Gateways first, network policies last), so uninstall is "prune against nothing".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .plan import Phase
+
+# Every kind the block can render, with its phase: install lists these to find what it owns.
+OWNED_KINDS: tuple[tuple[str, str, Phase], ...] = (
+    ("gateway.networking.k8s.io/v1", "Gateway", Phase.GATEWAY),
+    ("gateway.envoyproxy.io/v1alpha1", "ClientTrafficPolicy", Phase.POLICY),
+    ("gateway.envoyproxy.io/v1alpha1", "BackendTrafficPolicy", Phase.POLICY),
+    ("gateway.envoyproxy.io/v1alpha1", "EnvoyExtensionPolicy", Phase.POLICY),
+    ("gateway.envoyproxy.io/v1alpha1", "EnvoyProxy", Phase.PROXY_CONFIG),
+    ("gateway.networking.k8s.io/v1", "GatewayClass", Phase.GATEWAYCLASS),
+    ("operator.victoriametrics.com/v1beta1", "VMPodScrape", Phase.MONITORING),
+    ("networking.k8s.io/v1", "NetworkPolicy", Phase.NETWORK),
+    ("cilium.io/v2", "CiliumNetworkPolicy", Phase.NETWORK),
+    ("cilium.io/v2", "CiliumClusterwideNetworkPolicy", Phase.NETWORK),
+    ("projectcalico.org/v3", "NetworkPolicy", Phase.NETWORK),
+    ("projectcalico.org/v3", "GlobalNetworkPolicy", Phase.NETWORK),
+)
+
+
+def owned_kinds() -> list[dict[str, str]]:
+    return [{"api_version": api, "kind": kind} for api, kind, _ in OWNED_KINDS]
+
+
+def _ref(obj: Mapping[str, Any]) -> tuple[str, str, str | None, str]:
+    meta = obj.get("metadata", {})
+    return str(obj.get("apiVersion")), str(obj.get("kind")), meta.get("namespace"), str(meta.get("name"))
+
+
+def leftovers(
+    found: Iterable[Mapping[str, Any]], plan: Mapping[str, Any] | None, ownership_labels: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """Owned objects the plan does not render (all owned objects when plan is None), in delete order."""
+    wanted = {_ref(o["definition"]) for o in plan["objects"]} if plan else set()
+    rank = {(api, kind): phase.delete_rank for api, kind, phase in OWNED_KINDS}
+    out = []
+    for obj in found:
+        labels = obj.get("metadata", {}).get("labels") or {}
+        ref = _ref(obj)
+        if ref[:2] not in rank or not ownership_labels.items() <= labels.items() or ref in wanted:
+            continue
+        out.append(
+            {"api_version": ref[0], "kind": ref[1], "namespace": ref[2], "name": ref[3], "delete_rank": rank[ref[:2]]}
+        )
+    return sorted(out, key=lambda r: (r["delete_rank"], r["kind"], r["namespace"] or "", r["name"]))
+
+
+def crd_files(directory: str, gateway_api_install: bool, channel: str) -> list[str]:
+    """The CRD files of an air-gapped folder laid out like the upstream release assets."""
+    root = Path(directory)
+    files = sorted(str(p) for p in (root / "envoy-gateway").glob("*.yaml"))
+    if gateway_api_install:
+        files.insert(0, str(root / "gateway-api" / f"{channel}-install.yaml"))
+    missing = [f for f in files if not Path(f).is_file()]
+    if missing or not files:
+        raise FileNotFoundError(
+            f"crds.directory {directory}: expected gateway-api/{channel}-install.yaml and envoy-gateway/*.yaml"
+            + (f", missing {missing}" if missing else "")
+        )
+    return files
+
+
+def crd_names(source: str | list[str]) -> list[str]:
+    """Names of the CRDs in rendered YAML text, or in a list of CRD files."""
+    texts = [Path(p).read_text(encoding="utf-8") for p in source] if isinstance(source, list) else [source]
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return [
+        doc["metadata"]["name"]
+        for text in texts
+        for doc in yaml.load_all(text, Loader=loader)
+        if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"
+    ]
+
+
+def _condition(obj: Mapping[str, Any], kind: str) -> tuple[bool, str]:
+    return _find_condition((obj.get("status") or {}).get("conditions") or [], kind)
+
+
+def _find_condition(conditions: Iterable[Mapping[str, Any]], kind: str) -> tuple[bool, str]:
+    for cond in conditions:
+        if cond.get("type") == kind:
+            return cond.get("status") == "True", str(cond.get("reason", ""))
+    return False, "no status yet"
+
+
+def _policy_accepted(obj: Mapping[str, Any]) -> tuple[bool, str]:
+    ancestors = (obj.get("status") or {}).get("ancestors") or []
+    if not ancestors:
+        return False, "no status yet"
+    # Policy status is per ancestor (status.ancestors[].conditions), not top-level conditions.
+    states = [_find_condition(a.get("conditions") or [], "Accepted") for a in ancestors]
+    return all(ok for ok, _ in states), ", ".join(reason for _, reason in states)
+
+
+def status_rows(
+    plan: Mapping[str, Any], found: Iterable[Mapping[str, Any]], deployment: Mapping[str, Any] | None
+) -> list[dict[str, Any]]:
+    """One row per thing a healthy install has: controller, classes, Gateways (+address), policies."""
+    rows: list[dict[str, Any]] = []
+    if plan["controller"]["install"] or deployment is not None:
+        ready = (deployment or {}).get("status", {}).get("readyReplicas", 0)
+        wanted = (deployment or {}).get("spec", {}).get("replicas", 1)
+        rows.append(
+            {
+                "what": "controller",
+                "name": "envoy-gateway",
+                "ok": deployment is not None and ready >= wanted,
+                "detail": f"{ready}/{wanted} ready" if deployment else "Deployment not found",
+            }
+        )
+    index = {_ref(o)[1:]: o for o in found}
+    for entry in plan["objects"]:
+        kind = entry["kind"]
+        obj = index.get((kind, entry["namespace"], entry["name"]))
+        if kind not in (
+            "GatewayClass",
+            "Gateway",
+            "ClientTrafficPolicy",
+            "BackendTrafficPolicy",
+            "EnvoyExtensionPolicy",
+        ):
+            continue
+        if obj is None:
+            rows.append({"what": kind, "name": entry["name"], "ok": False, "detail": "not found"})
+            continue
+        if kind == "GatewayClass":
+            ok, detail = _condition(obj, "Accepted")
+        elif kind == "Gateway":
+            ok, detail = _condition(obj, "Programmed")
+            addresses = [a.get("value") for a in (obj.get("status") or {}).get("addresses") or []]
+            detail = f"{detail}; address {', '.join(addresses) or 'none'}"
+        else:
+            ok, detail = _policy_accepted(obj)
+        rows.append({"what": kind, "name": entry["name"], "ok": ok, "detail": detail})
+    return rows
+
+
+def status_table(rows: list[dict[str, Any]]) -> list[str]:
+    width = max([len(f"{r['what']}/{r['name']}") for r in rows] + [10])
+    lines = [f"{'OBJECT':<{width}}  STATE      DETAIL"]
+    lines += [
+        f"{r['what'] + '/' + r['name']:<{width}}  {'healthy' if r['ok'] else 'UNHEALTHY':<9}  {r['detail']}"
+        for r in rows
+    ]
+    return lines

@@ -1,0 +1,110 @@
+"""Invariants of prune/uninstall selection and status evaluation (pure functions behind the filters).
+
+Guards: only objects carrying ALL ownership labels of this instance are ever deleted; what the plan
+renders is never pruned; deletion follows the plan's delete order; status is healthy only when every
+planned object reports its condition True. Mutation check (done once): dropping the ownership-label
+test in lifecycle.leftovers turned test_only_owned_objects_are_candidates red.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from envoy_block import lifecycle
+from tests.support.gate import shared_dir
+from tests.support.helpers import plan
+
+OWN = {
+    "app.kubernetes.io/part-of": "envoy-gateway",
+    "app.kubernetes.io/managed-by": "polycrate",
+    "app.kubernetes.io/instance": "envoy",
+}
+
+
+def obj(
+    kind: str,
+    name: str,
+    labels: dict[str, str],
+    api: str = "gateway.envoyproxy.io/v1alpha1",
+    namespace: str | None = "envoy-gateway-system",
+    **extra: Any,
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": labels}
+    if namespace:
+        meta["namespace"] = namespace
+    return {"apiVersion": api, "kind": kind, "metadata": meta, **extra}
+
+
+def test_only_owned_objects_are_candidates() -> None:
+    found = [
+        obj("ClientTrafficPolicy", "ours", OWN),
+        obj("ClientTrafficPolicy", "other-instance", {**OWN, "app.kubernetes.io/instance": "envoy-2"}),
+        obj("ClientTrafficPolicy", "tenant", {"team": "a"}),
+        obj("ClientTrafficPolicy", "half", {"app.kubernetes.io/managed-by": "polycrate"}),
+    ]
+    assert [r["name"] for r in lifecycle.leftovers(found, None, OWN)] == ["ours"]
+
+
+def test_planned_objects_are_never_pruned() -> None:
+    p = plan({}).to_dict()
+    found = [entry["definition"] for entry in p["objects"]]
+    assert lifecycle.leftovers(found, p, OWN) == []
+    assert {r["kind"] for r in lifecycle.leftovers(found, None, OWN)} == {"EnvoyProxy", "GatewayClass", "Gateway"}
+
+
+def test_delete_order_gateways_first() -> None:
+    found = [
+        obj("GatewayClass", "c", OWN, "gateway.networking.k8s.io/v1", None),
+        obj("EnvoyProxy", "p", OWN),
+        obj("NetworkPolicy", "n", OWN, "networking.k8s.io/v1"),
+        obj("BackendTrafficPolicy", "b", OWN),
+        obj("Gateway", "g", OWN, "gateway.networking.k8s.io/v1"),
+    ]
+    kinds = [r["kind"] for r in lifecycle.leftovers(found, None, OWN)]
+    assert kinds == ["Gateway", "BackendTrafficPolicy", "EnvoyProxy", "GatewayClass", "NetworkPolicy"]
+
+
+def test_crd_files_follow_the_upstream_layout() -> None:
+    directory = str(shared_dir() / "crds")
+    with_api = lifecycle.crd_files(directory, True, "standard")
+    assert with_api[0].endswith("gateway-api/standard-install.yaml")
+    assert len(with_api) == 9
+    assert not any("gateway-api" in f for f in lifecycle.crd_files(directory, False, "standard"))
+    names = lifecycle.crd_names(with_api)
+    assert "envoyproxies.gateway.envoyproxy.io" in names
+    assert "httproutes.gateway.networking.k8s.io" in names
+
+
+def test_crd_files_missing_folder_is_a_clear_error(tmp_path: Any) -> None:
+    with pytest.raises(FileNotFoundError, match=r"expected gateway-api/standard-install\.yaml"):
+        lifecycle.crd_files(str(tmp_path), True, "standard")
+
+
+def _cond(kind: str, status: str = "True") -> dict[str, Any]:
+    return {"conditions": [{"type": kind, "status": status, "reason": kind}]}
+
+
+def test_status_healthy_only_when_every_condition_holds() -> None:
+    p = plan({"client_traffic": {"enabled": True}}).to_dict()
+    deployment = {"spec": {"replicas": 1}, "status": {"readyReplicas": 1}}
+    found = [
+        obj("GatewayClass", "eg-shared", OWN, "gateway.networking.k8s.io/v1", None, status=_cond("Accepted")),
+        obj("GatewayClass", "eg-dedicated", OWN, "gateway.networking.k8s.io/v1", None, status=_cond("Accepted")),
+        obj(
+            "Gateway",
+            "eg-shared",
+            OWN,
+            "gateway.networking.k8s.io/v1",
+            status={**_cond("Programmed"), "addresses": [{"value": "192.0.2.1"}]},
+        ),
+        obj("ClientTrafficPolicy", "eg-shared-client-traffic", OWN, status={"ancestors": [_cond("Accepted")]}),
+    ]
+    rows = lifecycle.status_rows(p, found, deployment)
+    assert all(r["ok"] for r in rows), rows
+    assert any("192.0.2.1" in r["detail"] for r in rows)
+    found[2]["status"] = _cond("Programmed", "False")
+    assert not all(r["ok"] for r in lifecycle.status_rows(p, found, deployment))
+    assert not all(r["ok"] for r in lifecycle.status_rows(p, found[:3], deployment)), "a missing policy is unhealthy"
+    assert not all(r["ok"] for r in lifecycle.status_rows(p, found, None)), "no controller is unhealthy"
