@@ -2,8 +2,9 @@
 plan's delete order, keeps CRDs (users' routes) unless asked, keeps a namespace it did not create, refuses
 while tenant Gateways use its classes, and a second run changes nothing.
 
-Mutation check (done once): giving Phase.GATEWAY a delete rank after POLICY turned
-test_uninstall_removes_everything_in_order red (the recorded DELETE sequence changed).
+Mutation check (done once): giving Phase.PROXY_CONFIG a delete rank after GATEWAYCLASS turned
+test_uninstall_removes_everything_in_order red (the recorded DELETE sequence changed). Gateways-first is
+structural (a task of its own before the rest), so the Gateway rank alone does not move it.
 """
 
 from __future__ import annotations

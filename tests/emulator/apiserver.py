@@ -32,6 +32,7 @@ from tests.support import gate
 from tests.support.crdgate import CRDGate, GateError, Result, metadata_errors
 
 ANNOTATION_LIMIT = 256 * 1024
+REQUEST_LIMIT = 3 * 1024 * 1024
 CRD_GVR = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 
 
@@ -122,7 +123,13 @@ class EmulatedAPIServer(kmock.RawHandler):
     async def __call__(self, raw_request: aiohttp.web.BaseRequest) -> aiohttp.web.StreamResponse:
         # Stock kmock 0.8 parses Kubernetes paths itself and crashes on POST /api/v1/namespaces;
         # this server parses paths on its own (_PATH), so only the HTTP parts are taken from kmock.
-        body = await raw_request.read()
+        # aiohttp's low-level server caps read() at 1 MiB; the apiserver takes request bodies up to 3 MiB.
+        body = await raw_request.content.read()
+        if len(body) > REQUEST_LIMIT:
+            return aiohttp.web.json_response(
+                {"kind": "Status", "code": 413, "reason": "RequestEntityTooLarge", "message": "request is too large"},
+                status=413,
+            )
         text = body.decode("utf-8", errors="replace")
         try:
             data = json.loads(text) if text else None
