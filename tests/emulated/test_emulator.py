@@ -38,7 +38,7 @@ def test_client_side_apply_of_the_big_crd_fails_server_side_passes(emulator: Emu
 
 def test_crd_registers_kind_and_validates_custom_resources(emulator: Emulator) -> None:
     path = "/apis/gateway.envoyproxy.io/v1alpha1/namespaces/demo/envoyproxies"
-    proxy = {
+    proxy: dict[str, Any] = {
         "apiVersion": "gateway.envoyproxy.io/v1alpha1",
         "kind": "EnvoyProxy",
         "metadata": {"name": "p", "namespace": "demo"},
