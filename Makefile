@@ -14,7 +14,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_NOCOLOR := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: setup render test lint unit docs examples clean
+.PHONY: setup render test lint unit molecule molecule-cluster docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,7 +42,17 @@ lint: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/pytest -n 2
 
-test: lint unit
+# The real playbooks against the emulated API server, through molecule (converge, idempotence, verify,
+# uninstall check).
+molecule: $(STAMP)
+	$(BIN)/molecule test -s emulated
+
+# Against a real cluster: needs KUBECONFIG, helm on PATH and registry access. Not part of `make test`.
+molecule-cluster: $(STAMP)
+	@if [ -z "$$KUBECONFIG" ]; then echo "molecule-cluster SKIPPED: set KUBECONFIG to a real cluster (kind, k3d, any)"; exit 0; fi
+	$(BIN)/molecule test -s cluster
+
+test: lint unit molecule
 
 # Regenerate what is derived from schema.json and examples/*/config.yml (tests fail when it drifts).
 docs: $(STAMP)
