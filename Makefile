@@ -18,7 +18,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_NOCOLOR := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: setup render test lint unit waf-test molecule molecule-cluster waf-demo docs examples clean
+.PHONY: setup render test lint unit waf-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -78,6 +78,16 @@ examples: $(STAMP)
 # A real Envoy (127.0.0.1:$${WAF_DEMO_PORT:-10000}) -> the WAF (CRS, paranoia 1, blocking) -> a backend.
 waf-demo: $(WAF_STAMP)
 	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.demo
+
+# The whole CRS regression corpus, straight into the engine and through Envoy + the WAF, with floors.
+crs-corpus: $(WAF_STAMP)
+	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.corpus --crs ../../shared/crs/v4.28.0 --floor 0.97
+	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.corpus --crs ../../shared/crs/v4.28.0 --envoy --floor 0.96
+
+# Side-by-side benchmark (wrk from Debian: installed here when missing). A report, not a gate.
+bench-waf: $(WAF_STAMP)
+	@command -v wrk >/dev/null || apt-get install -y -q wrk >/dev/null
+	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.bench
 
 clean:
 	rm -rf $(ARTIFACTS) .pytest_cache .mypy_cache .ruff_cache

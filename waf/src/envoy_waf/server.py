@@ -128,7 +128,9 @@ class WAF(pb_grpc.ExternalProcessorServicer):
 
     def _respond(self, verdict: Verdict, req: _Request, phase: str) -> pb.ProcessingResponse:
         if verdict.blocked and self.settings.mode == "block":
-            status = self.settings.block_status or verdict.status
+            # block_status replaces the CRS's 403; other engine statuses (413 body too large, 400 unparsable
+            # body) say something else and pass through.
+            status = verdict.status if verdict.status not in (0, 200, 403) else self.settings.block_status
             return pb.ProcessingResponse(
                 immediate_response=pb.ImmediateResponse(
                     status=http_status_pb2.HttpStatus(code=status),
@@ -141,11 +143,21 @@ class WAF(pb_grpc.ExternalProcessorServicer):
             return pb.ProcessingResponse(request_headers=pb.HeadersResponse(response=common))
         return pb.ProcessingResponse(request_body=pb.BodyResponse(response=common))
 
+    def _too_large(self, req: _Request) -> pb.ProcessingResponse:
+        return pb.ProcessingResponse(
+            immediate_response=pb.ImmediateResponse(
+                status=http_status_pb2.HttpStatus(code=413),
+                body=f"Request body too large to inspect (request id {req.request_id or 'n/a'})\n".encode(),
+                details="waf_body_too_large",
+            )
+        )
+
     async def Process(  # the gRPC method name
         self, request_iterator: AsyncIterator[pb.ProcessingRequest], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.ProcessingResponse]:
         req: _Request | None = None
         body = bytearray()
+        received = 0
         try:
             async for message in request_iterator:
                 kind = message.WhichOneof("request")
@@ -156,11 +168,17 @@ class WAF(pb_grpc.ExternalProcessorServicer):
                     else:
                         yield self._respond(Verdict(), req, "headers")
                 elif kind == "request_body" and req is not None:
-                    body += message.request_body.body
-                    if message.request_body.end_of_stream:
-                        yield self._respond(self._evaluate(req, bytes(body)), req, "body")
-                    else:
+                    chunk = message.request_body.body
+                    received += len(chunk)
+                    # Keep at most body_limit bytes: memory stays bounded whatever the client sends.
+                    body += chunk[: max(0, self.settings.body_limit - len(body))]
+                    if not message.request_body.end_of_stream:
                         yield self._respond(Verdict(), req, "body")
+                    elif received > self.settings.body_limit and self.settings.body_limit_action == "reject":
+                        DECISIONS.labels("too_large").inc()
+                        yield self._too_large(req)
+                    else:
+                        yield self._respond(self._evaluate(req, bytes(body)), req, "body")
                 elif kind == "response_headers":
                     yield pb.ProcessingResponse(response_headers=pb.HeadersResponse())
                 elif kind == "response_body":

@@ -64,7 +64,8 @@ def directives(settings: Settings) -> str:
         "SecRequestBodyAccess On",
         f"SecRequestBodyLimit {settings.body_limit}",
         f"SecRequestBodyNoFilesLimit {settings.body_limit}",
-        f"SecRequestBodyLimitAction {'Reject' if settings.body_limit_action == 'reject' else 'ProcessPartial'}",
+        # The server trims bodies to body_limit (and answers 413 itself when the action is reject).
+        "SecRequestBodyLimitAction ProcessPartial",
         "SecRequestBodyJsonDepthLimit 512",
         "SecArgumentsLimit 1000",
         'SecRule REQUEST_HEADERS:Content-Type "^(?:application(?:/soap\\+|/)|text/)xml" '

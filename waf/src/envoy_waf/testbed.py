@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+ROUTER_TYPE = "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"
 HCM_TYPE = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
 
 
@@ -108,6 +109,7 @@ def envoy_config(
     fail_open: bool = False,
     body: bool = True,
     message_timeout: str = "1s",
+    preserve_request_id: bool = False,
 ) -> dict[str, Any]:
     filters: list[dict[str, Any]] = []
     if waf_port is not None:
@@ -179,6 +181,7 @@ def envoy_config(
                                     "typed_config": {
                                         "@type": HCM_TYPE,
                                         "stat_prefix": "ingress",
+                                        "preserve_external_request_id": preserve_request_id,
                                         "route_config": {
                                             "virtual_hosts": [
                                                 {

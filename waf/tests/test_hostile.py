@@ -1,0 +1,93 @@
+"""Hostile input does not take the WAF down: huge headers and bodies, invalid UTF-8, thousands of args
+and streams that are cut mid-request. After each, the process is alive, still serving and still
+blocking; its memory stays bounded over repeated abuse. Bodies past the inspection limit get 413.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from envoy_waf.testbed import Backend, EnvoyProcess, WAFProcess, request
+
+SQLI = "/item?id=1%27%20OR%20%271%27%3D%271"
+
+
+@pytest.fixture(scope="module")
+def small_limit_waf(crs: str) -> Iterator[WAFProcess]:
+    w = WAFProcess(crs, body_limit=65536)
+    yield w
+    w.stop()
+
+
+@pytest.fixture(scope="module")
+def edge(backend: Backend, small_limit_waf: WAFProcess) -> Iterator[EnvoyProcess]:
+    e = EnvoyProcess(backend.port, small_limit_waf.port)
+    yield e
+    e.stop()
+
+
+def _rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status", encoding="utf-8") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def _still_serving(envoy: EnvoyProcess, waf: WAFProcess) -> None:
+    assert waf.process.poll() is None, waf.output()[-2000:]
+    assert request(envoy.port, "GET", "/")[0] == 200
+    assert request(envoy.port, "GET", SQLI)[0] == 403
+
+
+def test_large_headers(edge: EnvoyProcess, small_limit_waf: WAFProcess) -> None:
+    status, _ = request(edge.port, "GET", "/", headers={f"x-h{i}": "a" * 500 for i in range(100)})
+    assert status in (200, 403, 431)
+    _still_serving(edge, small_limit_waf)
+
+
+def test_body_past_the_limit_is_rejected(edge: EnvoyProcess, small_limit_waf: WAFProcess) -> None:
+    status, _ = request(
+        edge.port, "POST", "/upload", b"a=" + b"b" * 200_000, {"Content-Type": "application/x-www-form-urlencoded"}
+    )
+    assert status == 413
+    _still_serving(edge, small_limit_waf)
+
+
+def test_invalid_utf8_and_many_args(edge: EnvoyProcess, small_limit_waf: WAFProcess) -> None:
+    request(edge.port, "GET", "/?q=%ff%fe%c3%28&x=%ed%a0%80")
+    request(edge.port, "POST", "/f", b"\xff\xfe\x00\x01" * 1000, {"Content-Type": "application/x-www-form-urlencoded"})
+    many = "&".join(f"a{i}={i}" for i in range(3000))
+    status, _ = request(
+        edge.port, "POST", "/form", many.encode(), {"Content-Type": "application/x-www-form-urlencoded"}
+    )
+    assert status in (200, 400, 403)
+    _still_serving(edge, small_limit_waf)
+
+
+def test_abruptly_closed_streams(edge: EnvoyProcess, small_limit_waf: WAFProcess) -> None:
+    for _ in range(20):
+        with socket.create_connection(("127.0.0.1", edge.port), timeout=5) as sock:
+            sock.sendall(
+                b"POST /x HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+                b'Content-Length: 100000\r\n\r\n{"a": "' + b"b" * 5000
+            )
+    time.sleep(0.5)
+    _still_serving(edge, small_limit_waf)
+
+
+def test_memory_stays_bounded(edge: EnvoyProcess, small_limit_waf: WAFProcess) -> None:
+    body = b'{"q": "' + b"x" * 60_000 + b'"}'
+    for _ in range(30):
+        request(edge.port, "POST", "/api", body, {"Content-Type": "application/json"})
+    before = _rss_kib(small_limit_waf.process.pid)
+    for _ in range(200):
+        request(edge.port, "POST", "/api", body, {"Content-Type": "application/json"})
+        request(edge.port, "GET", SQLI)
+    after = _rss_kib(small_limit_waf.process.pid)
+    assert after - before < 20_000, f"RSS grew by {after - before} KiB over 400 requests"
+    _still_serving(edge, small_limit_waf)
