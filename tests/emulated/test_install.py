@@ -8,8 +8,10 @@ test_install_applies_the_plan_and_is_idempotent red (the second install reported
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from tests.emulated.conftest import Emulator, base_config
+from tests.support.gate import shared_dir
 from tests.support.helpers import plan
 
 pytestmark = pytest.mark.playbook
@@ -72,11 +74,27 @@ def test_switching_a_component_off_prunes_it(emulator: Emulator) -> None:
     assert emulator.objects("BackendTrafficPolicy"), "only what the config dropped is pruned"
 
 
-def test_a_resource_whose_crd_is_missing_fails_like_on_a_cluster(emulator: Emulator) -> None:
-    """VMPodScrape needs the VictoriaMetrics operator's CRD, which the block does not install."""
+def test_a_kind_whose_crd_is_missing_stops_install_before_any_change(emulator: Emulator) -> None:
+    """VMPodScrape needs the VictoriaMetrics operator's CRD, which the block does not install: install says
+    so and changes nothing (the emulator answers like a cluster: the kind is not served)."""
     run = emulator.playbook("install", base_config(metrics={"vmpodscrape": {"enabled": True}}))
     assert run.returncode != 0
-    assert "VMPodScrape" in run.output
+    assert "needs the VictoriaMetrics operator" in run.output
+    assert emulator.objects() == [], "nothing may be applied when a prerequisite is missing"
+
+
+def test_a_kind_is_usable_once_its_crd_is_served(emulator: Emulator) -> None:
+    """With the operator's CRD present (applied here as the operator would), the same config installs."""
+    crd = yaml.safe_load(
+        (shared_dir() / "crds/victoriametrics/operator.victoriametrics.com_vmpodscrapes.yaml").read_text(
+            encoding="utf-8"
+        )
+    )
+    code, body = emulator.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+    assert code == 201, body
+    run = emulator.playbook("install", base_config(metrics={"vmpodscrape": {"enabled": True}}))
+    assert run.returncode == 0, run.output[-4000:]
+    assert emulator.objects("VMPodScrape")
 
 
 def test_objects_of_other_owners_are_never_pruned(emulator: Emulator) -> None:

@@ -108,3 +108,11 @@ def test_status_healthy_only_when_every_condition_holds() -> None:
     assert not all(r["ok"] for r in lifecycle.status_rows(p, found, deployment))
     assert not all(r["ok"] for r in lifecycle.status_rows(p, found[:3], deployment)), "a missing policy is unhealthy"
     assert not all(r["ok"] for r in lifecycle.status_rows(p, found, None)), "no controller is unhealthy"
+
+
+def test_third_party_kinds_name_what_provides_them() -> None:
+    """install checks these before changing anything; the block's own and built-in kinds are never listed."""
+    p = plan({"metrics": {"vmpodscrape": {"enabled": True}}, "network_policy": {"provider": "calico"}}).to_dict()
+    kinds = {(k["kind"], k["needs"].split()[0]) for k in lifecycle.third_party_kinds(p)}
+    assert kinds == {("VMPodScrape", "metrics.vmpodscrape.enabled"), ("NetworkPolicy", "network_policy.provider")}
+    assert lifecycle.third_party_kinds(plan({}).to_dict()) == []

@@ -26,6 +26,8 @@ description:
   - C(owned_kinds) lists the apiVersion/kind pairs the block can own (install prunes, uninstall removes them).
   - C(leftovers) takes the C(results) of a looped k8s_info over C(owned_kinds) and the plan (or C(none)) and
     returns the owned objects the plan does not render, in delete order.
+  - C(third_party_kinds) lists the plan's kinds whose CRDs other components provide (VictoriaMetrics, Cilium,
+    Calico), with what provides them.
   - C(status_report) turns looked-up objects into a health table (C(lines)) and an overall C(healthy) flag.
   - C(crd_files) returns the CRD files of C(crds.directory) for the plan; C(crd_names) the CRD names in a list
     of files or in rendered YAML text.
@@ -120,6 +122,10 @@ def status_report(
     return {"lines": lifecycle.status_table(rows), "healthy": all(r["ok"] for r in rows), "rows": rows}
 
 
+def third_party_kinds(plan: Mapping[str, Any]) -> list[dict[str, str]]:
+    return lifecycle.third_party_kinds(json.loads(json.dumps(plan)))
+
+
 def crd_names(source: Any) -> list[str]:
     return lifecycle.crd_names(list(source) if isinstance(source, list) else str(source))
 
@@ -136,4 +142,5 @@ class FilterModule:
             "crd_files": crd_files,
             "crd_names": crd_names,
             "status_report": status_report,
+            "third_party_kinds": third_party_kinds,
         }

@@ -160,3 +160,25 @@ def status_table(rows: list[dict[str, Any]]) -> list[str]:
         for r in rows
     ]
     return lines
+
+
+# Kinds whose CRDs other components install; install checks they are served before touching anything.
+THIRD_PARTY = {
+    "operator.victoriametrics.com": "metrics.vmpodscrape.enabled needs the VictoriaMetrics operator (its CRDs)",
+    "cilium.io": "network_policy.provider cilium needs Cilium's CRDs",
+    "projectcalico.org": "network_policy.provider calico needs the Calico API server (projectcalico.org/v3)",
+}
+
+
+def third_party_kinds(plan: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The plan's kinds that the block does not install the CRDs of, with what provides them."""
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    for entry in plan["objects"]:
+        group = str(entry["api_version"]).rpartition("/")[0]
+        if group in THIRD_PARTY:
+            out[(entry["api_version"], entry["kind"])] = {
+                "api_version": entry["api_version"],
+                "kind": entry["kind"],
+                "needs": THIRD_PARTY[group],
+            }
+    return [out[key] for key in sorted(out)]
