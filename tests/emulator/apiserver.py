@@ -478,7 +478,3 @@ def _merge_patch(target: Any, patch: Any) -> Any:
         else:
             result[key] = _merge_patch(result.get(key), value)
     return result
-
-
-def dump_state(server: EmulatedAPIServer) -> str:
-    return json.dumps({"objects": list(server.objects.values()), "journal": server.journal})

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import glob
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -26,14 +25,13 @@ class Settings:
     block_status: int = 403
     listen: str = "0.0.0.0:9002"
     metrics_port: int = 9090
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: str | Path) -> Settings:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
         if not isinstance(data, dict):
             raise ValueError(f"{path}: expected a mapping")
-        known = {f for f in cls.__dataclass_fields__ if f != "extra"}
+        known = set(cls.__dataclass_fields__)
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"{path}: unknown settings {unknown}; known: {sorted(known)}")

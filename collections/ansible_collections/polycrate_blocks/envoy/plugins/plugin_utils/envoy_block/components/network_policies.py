@@ -193,6 +193,18 @@ def kubernetes(config: Config, policy: Policy) -> dict[str, Any]:
     }
 
 
+def _policy_object(
+    config: Config, policy: Policy, api_version: str, kinds: tuple[str, str], spec: dict[str, Any]
+) -> dict[str, Any]:
+    """Namespaced kind, or the cluster-wide one when the policy has no namespace (GatewayNamespace proxies)."""
+    return {
+        "apiVersion": api_version,
+        "kind": kinds[1] if policy.namespace is None else kinds[0],
+        "metadata": labels.metadata(config, policy.name, "network-policy", policy.namespace),
+        "spec": spec,
+    }
+
+
 # --- Cilium -------------------------------------------------------------------------------------
 
 
@@ -235,13 +247,9 @@ def cilium(config: Config, policy: Policy) -> dict[str, Any]:
         ]
         if rules:
             spec[direction] = rules
-    clusterwide = policy.namespace is None
-    return {
-        "apiVersion": "cilium.io/v2",
-        "kind": "CiliumClusterwideNetworkPolicy" if clusterwide else "CiliumNetworkPolicy",
-        "metadata": labels.metadata(config, policy.name, "network-policy", policy.namespace),
-        "spec": spec,
-    }
+    return _policy_object(
+        config, policy, "cilium.io/v2", ("CiliumNetworkPolicy", "CiliumClusterwideNetworkPolicy"), spec
+    )
 
 
 # --- Calico (projectcalico.org/v3) ---------------------------------------------------------------
@@ -285,13 +293,7 @@ def calico(config: Config, policy: Policy) -> dict[str, Any]:
         if rules:
             spec["types"].append(direction.capitalize())
             spec[direction] = rules
-    clusterwide = policy.namespace is None
-    return {
-        "apiVersion": "projectcalico.org/v3",
-        "kind": "GlobalNetworkPolicy" if clusterwide else "NetworkPolicy",
-        "metadata": labels.metadata(config, policy.name, "network-policy", policy.namespace),
-        "spec": spec,
-    }
+    return _policy_object(config, policy, "projectcalico.org/v3", ("NetworkPolicy", "GlobalNetworkPolicy"), spec)
 
 
 RENDERERS = {"kubernetes": kubernetes, "cilium": cilium, "calico": calico}
