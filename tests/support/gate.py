@@ -1,5 +1,5 @@
 """One entry point for the verification gate: custom resources via the real CRDs, built-ins via
-kubernetes-validate (strict: unknown fields fail). Used by the gate tests and the emulated API."""
+kubernetes-validate (strict: unknown fields fail). Used by the gate tests."""
 
 from __future__ import annotations
 

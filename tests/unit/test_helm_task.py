@@ -1,5 +1,5 @@
-"""Invariant: the helm task hands helm exactly what the plan says (the helm step cannot run against the
-emulator, so this pins the wiring): release name, namespace, chart ref, pinned version, values, and
+"""Invariant: the helm task hands helm exactly what the plan says (pinned here without a cluster; the
+cluster tests run it for real): release name, namespace, chart ref, pinned version, values, and
 skip_crds - dropping skip_crds would let Helm's crds/ fight the block's server-side-applied CRDs."""
 
 from __future__ import annotations
@@ -26,7 +26,13 @@ def test_helm_task_takes_every_setting_from_the_plan() -> None:
         "skip_crds": "skip_crds",
     }
     for param, key in expected.items():
-        assert args[param] == f"{{{{ __envoy_apply_plan.helm.{key} }}}}", param
+        # Item syntax everywhere: `.values` would resolve to the dict's method, not the key (found by the
+        # cluster tests: helm failed with "Type 'method' is unsupported").
+        assert args[param] in (
+            f"{{{{ __envoy_apply_plan.helm.{key} }}}}",
+            f"{{{{ __envoy_apply_plan.helm['{key}'] }}}}",
+        ), param
+    assert ".values }}" not in str(args["release_values"])
     assert args["wait"] is False, "the rollout wait is a task of its own, with the block's timeout"
 
 

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from envoy_block import lifecycle
-from tests.support.gate import shared_dir
 from tests.support.helpers import plan
 
 OWN = {
@@ -64,22 +61,6 @@ def test_delete_order_gateways_first() -> None:
     ]
     kinds = [r["kind"] for r in lifecycle.leftovers(found, None, OWN)]
     assert kinds == ["Gateway", "BackendTrafficPolicy", "EnvoyProxy", "GatewayClass", "NetworkPolicy"]
-
-
-def test_crd_files_follow_the_upstream_layout() -> None:
-    directory = str(shared_dir() / "crds")
-    with_api = lifecycle.crd_files(directory, True, "standard")
-    assert with_api[0].endswith("gateway-api/standard-install.yaml")
-    assert len(with_api) == 9
-    assert not any("gateway-api" in f for f in lifecycle.crd_files(directory, False, "standard"))
-    names = lifecycle.crd_names(with_api)
-    assert "envoyproxies.gateway.envoyproxy.io" in names
-    assert "httproutes.gateway.networking.k8s.io" in names
-
-
-def test_crd_files_missing_folder_is_a_clear_error(tmp_path: Any) -> None:
-    with pytest.raises(FileNotFoundError, match=r"expected gateway-api/standard-install\.yaml"):
-        lifecycle.crd_files(str(tmp_path), True, "standard")
 
 
 def _cond(kind: str, status: str = "True") -> dict[str, Any]:

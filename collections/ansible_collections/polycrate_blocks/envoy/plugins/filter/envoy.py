@@ -10,6 +10,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import (
     builder,
     config,
+    crds,
     lifecycle,
     render,
 )
@@ -29,8 +30,10 @@ description:
   - C(third_party_kinds) lists the plan's kinds whose CRDs other components provide (VictoriaMetrics, Cilium,
     Calico), with what provides them.
   - C(status_report) turns looked-up objects into a health table (C(lines)) and an overall C(healthy) flag.
-  - C(crd_files) returns the CRD files of C(crds.directory) for the plan; C(crd_names) the CRD names in a list
-    of files or in rendered YAML text.
+  - C(crd_manifests) takes the plan (and the rendered text of gateway-crds-helm when C(crds.directory) is
+    empty) and returns C(crds) (the CustomResourceDefinition documents of the block's API groups and
+    Gateway API channel, from any *.yaml/*.yml below the folder or from the chart) and their C(names); it
+    fails listing the CRDs the config needs that are missing.
   - The config-taking filters raise one error listing every config problem with its config path.
 options:
   _input:
@@ -98,11 +101,21 @@ def leftovers(
     return lifecycle.leftovers(plain["found"], plain["plan"], plain["labels"])
 
 
-def crd_files(plan: Mapping[str, Any]) -> list[str]:
-    crds = json.loads(json.dumps(plan["crds"]))
+def crd_manifests(plan: Mapping[str, Any], rendered: str | None = None) -> dict[str, Any]:
+    """The CRDs from crds.directory, or from the chart's rendered text."""
+    settings = json.loads(json.dumps(plan["crds"]))
     try:
-        return lifecycle.crd_files(crds["directory"], crds["gateway_api"]["install"], crds["gateway_api"]["channel"])
-    except FileNotFoundError as exc:
+        if settings["directory"]:
+            docs, source = crds.folder_documents(settings["directory"]), f"crds.directory {settings['directory']}"
+        else:
+            docs, source = crds.documents([("gateway-crds-helm", str(rendered or ""))]), settings["chart_url"]
+        return crds.select(
+            docs,
+            settings["gateway_api"]["install"],
+            settings["gateway_api"]["channel"],
+            source,
+        )
+    except crds.CrdError as exc:
         raise AnsibleFilterError(str(exc)) from None
 
 
@@ -126,10 +139,6 @@ def third_party_kinds(plan: Mapping[str, Any]) -> list[dict[str, str]]:
     return lifecycle.third_party_kinds(json.loads(json.dumps(plan)))
 
 
-def crd_names(source: Any) -> list[str]:
-    return lifecycle.crd_names(list(source) if isinstance(source, list) else str(source))
-
-
 class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
         guarded: dict[str, Callable[..., Any]] = {
@@ -139,8 +148,7 @@ class FilterModule:
             **guarded,
             "owned_kinds": owned_kinds,
             "leftovers": leftovers,
-            "crd_files": crd_files,
-            "crd_names": crd_names,
+            "crd_manifests": crd_manifests,
             "status_report": status_report,
             "third_party_kinds": third_party_kinds,
         }

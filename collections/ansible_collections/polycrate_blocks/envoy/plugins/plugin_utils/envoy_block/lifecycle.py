@@ -7,10 +7,7 @@ plan's delete order (Gateways first, network policies last), so uninstall is "pr
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from .plan import Phase
 
@@ -60,33 +57,6 @@ def leftovers(
             {"api_version": ref[0], "kind": ref[1], "namespace": ref[2], "name": ref[3], "delete_rank": rank[ref[:2]]}
         )
     return sorted(out, key=lambda r: (r["delete_rank"], r["kind"], r["namespace"] or "", r["name"]))
-
-
-def crd_files(directory: str, gateway_api_install: bool, channel: str) -> list[str]:
-    """The CRD files of an air-gapped folder laid out like the upstream release assets."""
-    root = Path(directory)
-    files = sorted(str(p) for p in (root / "envoy-gateway").glob("*.yaml"))
-    if gateway_api_install:
-        files.insert(0, str(root / "gateway-api" / f"{channel}-install.yaml"))
-    missing = [f for f in files if not Path(f).is_file()]
-    if missing or not files:
-        raise FileNotFoundError(
-            f"crds.directory {directory}: expected gateway-api/{channel}-install.yaml and envoy-gateway/*.yaml"
-            + (f", missing {missing}" if missing else "")
-        )
-    return files
-
-
-def crd_names(source: str | list[str]) -> list[str]:
-    """Names of the CRDs in rendered YAML text, or in a list of CRD files."""
-    texts = [Path(p).read_text(encoding="utf-8") for p in source] if isinstance(source, list) else [source]
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return [
-        doc["metadata"]["name"]
-        for text in texts
-        for doc in yaml.load_all(text, Loader=loader)
-        if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"
-    ]
 
 
 def _condition(obj: Mapping[str, Any], kind: str) -> tuple[bool, str]:

@@ -37,6 +37,12 @@ class Phase(Enum):
     def delete_rank(self) -> int:
         return self.value[2]
 
+    @property
+    def stage(self) -> str:
+        """ "before-controller" for what the helm release's own pods need on a default-deny cluster: the
+        certgen hook and the controller talk to the API server, so their network policies exist first."""
+        return "before-controller" if self in (Phase.NAMESPACE, Phase.NETWORK) else "after-controller"
+
 
 @dataclass(frozen=True)
 class Step:
@@ -92,6 +98,7 @@ class Plan:
             "objects": [
                 {
                     "phase": s.phase.label,
+                    "stage": s.phase.stage,
                     "apply_rank": s.phase.apply_rank,
                     "delete_rank": s.phase.delete_rank,
                     "wait_condition": s.wait_condition,

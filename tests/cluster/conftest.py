@@ -1,0 +1,214 @@
+"""The REAL playbooks against the REAL control plane of tests/harness (etcd, kube-apiserver,
+kube-controller-manager, kwok) with the REAL Envoy Gateway controller and the real charts from shared/.
+
+One cluster per test session (starting it costs ~15 s); every test leaves it as it found it (the
+`clean_cluster` fixture uninstalls and checks). These tests run serially: the controller listens on fixed
+host ports, as it would in its pod.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from envoy_block import polycrate
+from envoy_block.polycrate import merge_config
+from tests.conftest import ROOT
+from tests.harness.api import ApiError
+from tests.harness.cluster import Cluster
+from tests.harness.registry import PASSWORD as REGISTRY_PASSWORD
+from tests.harness.registry import USER as REGISTRY_USER
+from tests.harness.registry import Registry
+from tests.support.gate import shared_dir
+
+BIN = Path(sys.executable).parent
+BLOCK_POLY = yaml.safe_load((ROOT / "block.poly").read_text(encoding="utf-8"))
+CHARTS = shared_dir() / "charts"
+
+
+@dataclass
+class Run:
+    returncode: int
+    output: str
+
+    @property
+    def recap(self) -> dict[str, int]:
+        match = re.search(r"localhost\s+:\s+(.*)", self.output)
+        assert match, self.output[-3000:]
+        return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match.group(1))}
+
+    def ok(self) -> Run:
+        assert self.returncode == 0, self.output[-6000:]
+        return self
+
+
+def local_chart_config(**extra: Any) -> dict[str, Any]:
+    """The real charts from shared/ as local chart paths (no registry needed), merged with `extra` the way
+    Polycrate merges a workspace config over the block's."""
+    cfg: dict[str, Any] = {
+        "chart": {"repo": {"url": str(CHARTS / "gateway-helm-v1.9.0.tgz")}},
+        "crds": {"chart_url": str(CHARTS / "gateway-crds-helm-v1.9.0.tgz")},
+        "wait": {"timeout": 180},
+    }
+    return dict(merge_config(cfg, extra))
+
+
+class Kube:
+    """The running cluster and chart registry, plus the block's playbooks pointed at them."""
+
+    def __init__(self, cluster: Cluster, registry: Registry, workdir: Path) -> None:
+        self.cluster = cluster
+        self.registry = registry
+        self.api = cluster.api
+        self.workdir = workdir
+
+    def config(self, **extra: Any) -> dict[str, Any]:
+        """The real charts from the local OCI registry (with chart.auth), merged with `extra` the way
+        Polycrate merges a workspace config over the block's."""
+        oci = f"oci://{self.registry.host}/envoyproxy"
+        cfg: dict[str, Any] = {
+            "chart": {
+                "repo": {"url": f"{oci}/gateway-helm"},
+                "auth": {"username": REGISTRY_USER, "password": REGISTRY_PASSWORD},
+            },
+            "crds": {"chart_url": f"{oci}/gateway-crds-helm"},
+            "wait": {"timeout": 180},
+        }
+        return dict(merge_config(cfg, extra))
+
+    def playbook(self, name: str, config: dict[str, Any], *extra: str, kubeconfig: Path | None = None) -> Run:
+        kubeconfig = kubeconfig or self.cluster.kubeconfig
+        snap = polycrate.snapshot(BLOCK_POLY, {"config": config}, str(self.workdir / "artifacts"), str(kubeconfig))
+        snap_file = self.workdir / "snapshot.yml"
+        snap_file.write_text(yaml.safe_dump(snap), encoding="utf-8")
+        env = {
+            **os.environ,
+            "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
+            "ANSIBLE_NOCOLOR": "1",
+            "PATH": f"{BIN}{os.pathsep}{ROOT / '.tools/bin'}{os.pathsep}{os.environ['PATH']}",
+            "KUBECONFIG": str(kubeconfig),
+            "HOME": str(self.workdir),
+            "SSL_CERT_FILE": str(self.registry.ca_bundle),
+        }
+        done = subprocess.run(
+            [str(BIN / "ansible-playbook"), "-e", f"@{snap_file}", f"playbooks/{name}.yml", *extra],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return Run(done.returncode, done.stdout + done.stderr)
+
+    def get(self, path: str) -> dict[str, Any] | None:
+        try:
+            return dict(self.api.get(path))
+        except ApiError as err:
+            if err.status == 404:
+                return None
+            raise
+
+    def items(self, path: str, **params: str) -> list[dict[str, Any]]:
+        return self.api.items(path, **params)
+
+    def apply(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Create an object as a tenant would (server-side apply with the tenant's own field manager)."""
+        path = resource_path(obj)
+        resp = self.api._call(
+            "PATCH",
+            f"{path}/{obj['metadata']['name']}",
+            params={"fieldManager": "tenant", "force": "true"},
+            data=yaml.safe_dump(obj),
+            headers={"Content-Type": "application/apply-patch+yaml"},
+        )
+        return dict(resp)
+
+    def delete(self, obj: dict[str, Any]) -> None:
+        try:
+            self.api.delete(f"{resource_path(obj)}/{obj['metadata']['name']}")
+        except ApiError as err:
+            if err.status != 404:
+                raise
+
+    def wait(self, check: Callable[[], Any], timeout: float, what: str) -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = check()
+            if value:
+                return value
+            time.sleep(0.5)
+        raise AssertionError(f"{what}: not within {timeout:.0f}s\n{self.diagnostics()}")
+
+    def diagnostics(self) -> str:
+        errors = self.cluster.errors()
+        return f"harness errors: {errors[-5:]}" if errors else ""
+
+
+PLURALS = {
+    "Gateway": "gateways",
+    "GatewayClass": "gatewayclasses",
+    "HTTPRoute": "httproutes",
+    "ClientTrafficPolicy": "clienttrafficpolicies",
+    "BackendTrafficPolicy": "backendtrafficpolicies",
+    "EnvoyExtensionPolicy": "envoyextensionpolicies",
+    "EnvoyProxy": "envoyproxies",
+    "Namespace": "namespaces",
+    "Service": "services",
+    "ConfigMap": "configmaps",
+    "NetworkPolicy": "networkpolicies",
+    "Deployment": "deployments",
+    "CustomResourceDefinition": "customresourcedefinitions",
+}
+
+
+def resource_path(obj: dict[str, Any]) -> str:
+    api_version = obj["apiVersion"]
+    base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+    ns = obj["metadata"].get("namespace")
+    return f"{base}{f'/namespaces/{ns}' if ns else ''}/{PLURALS[obj['kind']]}"
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    workdir = tmp_path_factory.mktemp("cluster")
+    running = Cluster(workdir).start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(scope="session")
+def registry(cluster: Cluster) -> Iterator[Registry]:
+    reg = Registry(cluster.workdir / "registry", cluster.plane.pki).start()
+    try:
+        for chart in ("gateway-helm-v1.9.0.tgz", "gateway-crds-helm-v1.9.0.tgz"):
+            reg.push(CHARTS / chart)
+        yield reg
+    finally:
+        reg.stop()
+
+
+@pytest.fixture
+def kube(cluster: Cluster, registry: Registry, tmp_path: Path) -> Iterator[Kube]:
+    """The cluster for one test; afterwards the block is uninstalled (CRDs kept) so the next test starts clean."""
+    k = Kube(cluster, registry, tmp_path)
+    yield k
+    leftover_gateways = (
+        k.items("/apis/gateway.networking.k8s.io/v1/gateways")
+        if k.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gateways.gateway.networking.k8s.io")
+        else []
+    )
+    for gw in leftover_gateways:
+        k.delete(gw)
+    k.playbook("uninstall", k.config())

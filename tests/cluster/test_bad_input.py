@@ -1,0 +1,54 @@
+"""Bad input on a real API server: each is one clear error before anything is changed.
+
+Guards: an unreachable API server and a wrong kubeconfig stop install at the first task with a message
+naming the kubeconfig; a chart version that does not exist stops install before the release (and before
+any object) is touched. The API server's audit log proves that nothing was written.
+Mutation check (done once): removing the chart check from preflight.yml turned
+test_a_chart_version_that_does_not_exist red (namespace and CRDs were written first).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.cluster.common import writes
+from tests.cluster.conftest import Kube
+
+pytestmark = pytest.mark.playbook
+
+
+def _block_writes(kube: Kube, mark: int) -> list[object]:
+    return [w for w in writes(kube, mark) if not w.agent.startswith(("kube-controller-manager", "kwok"))]
+
+
+def test_unreachable_api_server(kube: Kube, tmp_path: Path) -> None:
+    cfg = yaml.safe_load(kube.cluster.kubeconfig.read_text(encoding="utf-8"))
+    cfg["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:1"
+    bad = tmp_path / "unreachable.yml"
+    bad.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    run = kube.playbook("install", kube.config(), kubeconfig=bad)
+    assert run.returncode != 0
+    assert "Cannot talk to the Kubernetes API server" in run.output
+    assert str(bad) in run.output
+    assert run.output.count("Cannot talk to the Kubernetes API server") == 1
+
+
+def test_wrong_kubeconfig(kube: Kube, tmp_path: Path) -> None:
+    mark = len(kube.cluster.audit())
+    run = kube.playbook("install", kube.config(), kubeconfig=tmp_path / "missing.yml")
+    assert run.returncode != 0
+    assert "Cannot talk to the Kubernetes API server" in run.output
+    assert "missing.yml" in run.output
+    assert _block_writes(kube, mark) == []
+
+
+def test_a_chart_version_that_does_not_exist(kube: Kube) -> None:
+    mark = len(kube.cluster.audit())
+    run = kube.playbook("install", kube.config(chart={"version": "v9.9.9"}))
+    assert run.returncode != 0
+    assert "chart.version v9.9.9" in run.output
+    assert "Nothing was changed" in run.output
+    assert _block_writes(kube, mark) == [], "nothing may be written before the chart is known to exist"

@@ -1,0 +1,78 @@
+"""install, plan and status on the real API server with the real Envoy Gateway controller.
+
+Guards: the first apply is correct (classes Accepted, the default Gateway Programmed with the address the
+config asked for, every policy Accepted, as the controller reports them; proxy pods carry the labels the
+network policies and the VMPodScrape select), the second apply changes nothing, `plan` lists creations on a
+fresh cluster and nothing on an installed one, `status` is healthy and fails naming the controller row
+when the controller is stopped.
+Mutation check (done once): giving every apply in objects.yml a fresh random annotation turned
+test_fresh_install_is_correct_then_idempotent red (second install changed > 0).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from envoy_block import labels
+from tests.cluster.common import assert_healthy
+from tests.cluster.conftest import Kube
+from tests.support.helpers import plan
+
+pytestmark = pytest.mark.playbook
+NS = "envoy-gateway-system"
+
+
+def test_fresh_install_is_correct_then_idempotent(kube: Kube) -> None:
+    cfg = kube.config(
+        client_traffic={"enabled": True},
+        backend_traffic={"enabled": True},
+        service={"loadbalancer_ip": "203.0.113.77"},
+        metrics={"vmpodscrape": {"enabled": False}},
+    )
+    first = kube.playbook("install", cfg).ok()
+    assert first.recap["changed"] > 0
+    assert_healthy(kube, plan(cfg), address="203.0.113.77")
+    proxies = kube.items(f"/api/v1/namespaces/{NS}/pods", labelSelector="app.kubernetes.io/component=proxy")
+    assert proxies, "the controller created no proxy pods"
+    for pod in proxies:
+        assert pod["metadata"]["labels"].get(labels.PROXY_ROLE_LABEL) == labels.PROXY_ROLE, pod["metadata"]
+    rv = {p["metadata"]["uid"]: p["metadata"]["resourceVersion"] for p in proxies}
+
+    second = kube.playbook("install", cfg).ok()
+    assert second.recap["changed"] == 0, second.output[-4000:]
+    again = kube.items(f"/api/v1/namespaces/{NS}/pods", labelSelector="app.kubernetes.io/component=proxy")
+    assert {p["metadata"]["uid"] for p in again} == set(rv), "a no-change install must not roll the proxies"
+
+    status = kube.playbook("status", cfg)
+    assert status.returncode == 0, status.output[-4000:]
+    assert "UNHEALTHY" not in status.output
+    assert "203.0.113.77" in status.output
+
+
+def test_plan_lists_creations_then_nothing(kube: Kube) -> None:
+    cfg = kube.config()
+    fresh = kube.playbook("plan", cfg).ok()
+    assert "does not exist yet" in fresh.output
+    assert kube.get(f"/api/v1/namespaces/{NS}") is None, "plan must not create anything"
+    kube.playbook("install", cfg).ok()
+    installed = kube.playbook("plan", cfg).ok()
+    assert installed.recap["changed"] == 0, installed.output[-4000:]
+
+
+def test_status_names_a_stopped_controller(kube: Kube) -> None:
+    cfg = kube.config()
+    kube.playbook("install", cfg).ok()
+    path = f"/apis/apps/v1/namespaces/{NS}/deployments/envoy-gateway"
+    kube.api.merge_patch(path, {"spec": {"replicas": 0}})
+    try:
+        kube.wait(
+            lambda: not kube.items(f"/api/v1/namespaces/{NS}/pods", labelSelector="control-plane=envoy-gateway"),
+            60,
+            "controller pod gone",
+        )
+        run = kube.playbook("status", cfg)
+        assert run.returncode != 0
+        assert "controller/envoy-gateway" in run.output
+        assert "UNHEALTHY" in run.output
+    finally:
+        kube.api.merge_patch(path, {"spec": {"replicas": 1}})

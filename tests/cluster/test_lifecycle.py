@@ -1,0 +1,188 @@
+"""Config changes, tenants' objects, uninstall and upgrade on the real API server and controller.
+
+Guards: what the config no longer renders is pruned and nothing else; tenant objects (an HTTPRoute and a
+policy a tenant creates) survive install, prune and uninstall; uninstall refuses while a tenant Gateway
+uses a class, otherwise deletes Gateways first (the API server's audit log shows the order) and waits
+until their proxies are gone, keeps CRDs and a namespace that existed before, and a second run changes
+nothing; remove_crds removes the CRDs; an upgrade from an older chart applies the CRDs server-side before
+helm upgrades the release and leaves the block's objects unchanged.
+Mutation check (done once): giving Phase.PROXY_CONFIG a delete rank after GATEWAYCLASS turned
+test_uninstall_order_and_idempotence red.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.cluster.common import EG_API, GW_API, assert_healthy, writes
+from tests.cluster.conftest import CHARTS, Kube
+from tests.conftest import ROOT
+from tests.support.helpers import plan
+
+pytestmark = pytest.mark.playbook
+NS = "envoy-gateway-system"
+CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def tenant_objects(ns: str) -> list[dict[str, Any]]:
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
+        {
+            "apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": "HTTPRoute",
+            "metadata": {"name": "app", "namespace": ns},
+            "spec": {
+                "parentRefs": [{"name": "eg-shared", "namespace": NS}],
+                "rules": [{"backendRefs": [{"name": "app", "port": 8080}]}],
+            },
+        },
+        {
+            "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+            "kind": "BackendTrafficPolicy",
+            "metadata": {"name": "app-timeouts", "namespace": ns},
+            "spec": {
+                "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": "app"}],
+                "timeout": {"http": {"requestTimeout": "5s"}},
+            },
+        },
+    ]
+
+
+def owned(kube: Kube) -> set[tuple[str, str]]:
+    found = set()
+    for path, kind in (
+        (f"{GW_API}/gateways", "Gateway"),
+        (f"{GW_API}/gatewayclasses", "GatewayClass"),
+        (f"{EG_API}/envoyproxies", "EnvoyProxy"),
+        (f"{EG_API}/clienttrafficpolicies", "ClientTrafficPolicy"),
+        (f"{EG_API}/backendtrafficpolicies", "BackendTrafficPolicy"),
+    ):
+        for obj in kube.items(path, labelSelector="app.kubernetes.io/managed-by=polycrate"):
+            found.add((kind, obj["metadata"]["name"]))
+    return found
+
+
+def test_prune_keeps_tenant_objects(kube: Kube) -> None:
+    on = kube.config(client_traffic={"enabled": True}, backend_traffic={"enabled": True})
+    kube.playbook("install", on).ok()
+    for obj in tenant_objects("team-a"):
+        kube.apply(obj)
+    kube.playbook("install", on).ok()
+    off = kube.config(backend_traffic={"enabled": True})
+    kube.playbook("install", off).ok()
+    assert ("ClientTrafficPolicy", "eg-shared") not in owned(kube)
+    assert ("BackendTrafficPolicy", "eg-shared") in owned(kube), "only what the config dropped is pruned"
+    assert kube.get(f"{GW_API}/namespaces/team-a/httproutes/app") is not None
+    assert kube.get(f"{EG_API}/namespaces/team-a/backendtrafficpolicies/app-timeouts") is not None
+    kube.playbook("uninstall", off).ok()
+    assert kube.get(f"{GW_API}/namespaces/team-a/httproutes/app") is not None, "uninstall keeps tenant routes"
+    assert kube.get(f"{EG_API}/namespaces/team-a/backendtrafficpolicies/app-timeouts") is not None
+    for obj in reversed(tenant_objects("team-a")):
+        kube.delete(obj)
+
+
+def test_uninstall_refuses_while_a_tenant_gateway_uses_a_class(kube: Kube) -> None:
+    cfg = kube.config()
+    kube.playbook("install", cfg).ok()
+    kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-b"}})
+    tenant = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "metadata": {"name": "team-b", "namespace": "team-b"},
+        "spec": {"gatewayClassName": "eg-dedicated", "listeners": [{"name": "http", "protocol": "HTTP", "port": 8080}]},
+    }
+    kube.apply(tenant)
+    mark = len(kube.cluster.audit())
+    run = kube.playbook("uninstall", cfg)
+    assert run.returncode != 0
+    assert "team-b" in run.output
+    assert "Nothing was removed" in run.output
+    assert [w for w in writes(kube, mark) if w[0] == "delete"] == []
+    kube.delete(tenant)
+
+
+def test_uninstall_order_and_idempotence(kube: Kube) -> None:
+    kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})  # existed before the block
+    cfg = kube.config(client_traffic={"enabled": True}, backend_traffic={"enabled": True})
+    kube.playbook("install", cfg).ok()
+    assert_healthy(kube, plan(cfg))
+    mark = len(kube.cluster.audit())
+    kube.playbook("uninstall", cfg).ok()
+    deletes = [(x.resource, x.name) for x in writes(kube, mark) if x.verb == "delete"]
+    block_deletes = [
+        d for d in deletes if d[0] in ("gateways", "gatewayclasses", "envoyproxies", "clienttrafficpolicies")
+    ]
+    assert block_deletes[0] == ("gateways", "eg-shared"), deletes
+    order = [res for res, _ in block_deletes]
+    assert order.index("clienttrafficpolicies") < order.index("envoyproxies") < order.index("gatewayclasses")
+    # The controller removed the proxies before the classes went.
+    assert (
+        kube.items(f"/apis/apps/v1/namespaces/{NS}/deployments", labelSelector="app.kubernetes.io/component=proxy")
+        == []
+    )
+    assert owned(kube) == set()
+    assert kube.get(f"{CRD}/gateways.gateway.networking.k8s.io") is not None, "CRDs stay by default"
+    assert kube.get(f"/api/v1/namespaces/{NS}") is not None, "a namespace that existed before stays"
+    again = kube.playbook("uninstall", cfg).ok()
+    assert again.recap["changed"] == 0, again.output[-4000:]
+    kube.delete({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+
+
+def test_remove_crds_removes_them(kube: Kube) -> None:
+    cfg = kube.config(uninstall={"remove_crds": True})
+    kube.playbook("install", cfg).ok()
+    kube.playbook("uninstall", cfg).ok()
+    names = {c["metadata"]["name"] for c in kube.items(CRD)}
+    assert not any(n.endswith(".gateway.envoyproxy.io") or n.endswith(".gateway.networking.k8s.io") for n in names)
+
+
+def _older_chart(folder: Path, version: str) -> Path:
+    """The shared chart repackaged under an older version (no older published chart is at hand here): the
+    upgrade path (pre-upgrade certgen hook, release revision 2) is helm's real one; the templates are v1.9.0's."""
+    with tarfile.open(CHARTS / "gateway-helm-v1.9.0.tgz") as tar:
+        tar.extractall(folder, filter="data")
+    meta = folder / "gateway-helm/Chart.yaml"
+    chart = yaml.safe_load(meta.read_text(encoding="utf-8"))
+    chart["version"] = version
+    meta.write_text(yaml.safe_dump(chart), encoding="utf-8")
+    subprocess.run(
+        [str(ROOT / ".tools/bin/helm"), "package", str(folder / "gateway-helm"), "-d", str(folder)],
+        check=True,
+        capture_output=True,
+    )
+    shutil.rmtree(folder / "gateway-helm")
+    return folder / f"gateway-helm-{version}.tgz"
+
+
+def test_upgrade_from_an_older_chart(kube: Kube, tmp_path: Path) -> None:
+    kube.registry.push(_older_chart(tmp_path, "1.8.99"))
+    cfg_old = kube.config(chart={"version": "1.8.99"})
+    kube.playbook("install", cfg_old).ok()
+    release = kube.items(f"/api/v1/namespaces/{NS}/secrets", labelSelector="owner=helm,name=envoy-gateway")
+    assert [s["metadata"]["labels"]["version"] for s in release] == ["1"]
+    before = {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in kube.items(f"{EG_API}/envoyproxies")}
+    mark = len(kube.cluster.audit())
+    cfg = kube.config()
+    kube.playbook("install", cfg).ok()
+    w = writes(kube, mark)
+    crd_patches = [i for i, x in enumerate(w) if x[1] == "customresourcedefinitions" and x[0] == "patch"]
+    helm_writes = [
+        i for i, x in enumerate(w) if x[1] == "secrets" and x[3].startswith("sh.helm.release.v1.envoy-gateway")
+    ]
+    assert crd_patches, "the CRDs are applied on every install"
+    assert helm_writes, "helm must record the upgrade"
+    assert max(crd_patches) < min(helm_writes), "CRDs are updated before the release is upgraded"
+    release = kube.items(
+        f"/api/v1/namespaces/{NS}/secrets", labelSelector="owner=helm,name=envoy-gateway,status=deployed"
+    )
+    assert [s["metadata"]["labels"]["version"] for s in release] == ["2"]
+    after = {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in kube.items(f"{EG_API}/envoyproxies")}
+    assert after == before, "the block's objects are unchanged by the upgrade"
+    assert_healthy(kube, plan(cfg))

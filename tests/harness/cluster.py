@@ -1,0 +1,92 @@
+"""The whole local cluster: control plane, then the kubelet/binder and the LoadBalancer provider."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from .api import Api, ApiError
+from .controlplane import HARNESS_NODE, KWOK_NODE, ControlPlane
+from .kubelet import Kubelet
+from .loadbalancer import LoadBalancer
+from .procs import wait_until
+
+
+class Cluster:
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.plane = ControlPlane(workdir)
+        self.kubelet: Kubelet | None = None
+        self.lb: LoadBalancer | None = None
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.plane.kubeconfig
+
+    @property
+    def api(self) -> Api:
+        p = self.plane.pki
+        return Api(self.plane.url, p.ca_crt, p.admin_crt, p.admin_key)
+
+    def start(self) -> Cluster:
+        try:
+            self.plane.start()
+            api = self.api
+            self.kubelet = Kubelet(api, self.workdir, "127.0.0.1", self.plane.api_port, self.plane.pki.ca_crt)
+            self.kubelet.start()
+            self.lb = LoadBalancer(api)
+            self.lb.start()
+            wait_until(lambda: self._nodes_ready(api), 60, "kwok nodes Ready")
+            wait_until(
+                lambda: api.get("/api/v1/namespaces/default/serviceaccounts/default"), 60, "default ServiceAccount"
+            )
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    @staticmethod
+    def _nodes_ready(api: Api) -> bool:
+        ready = set()
+        for node in api.items("/api/v1/nodes"):
+            for cond in (node.get("status") or {}).get("conditions") or []:
+                if cond["type"] == "Ready" and cond["status"] == "True":
+                    ready.add(node["metadata"]["name"])
+        return {KWOK_NODE, HARNESS_NODE} <= ready
+
+    def stop(self) -> None:
+        for part in (self.lb, self.kubelet):
+            if part is not None:
+                part.stop()
+        self.plane.stop()
+
+    def audit(self) -> list[dict[str, Any]]:
+        """Completed write requests, in the order the API server answered them."""
+        events = []
+        for line in self.plane.audit_log.read_text(encoding="utf-8").splitlines():
+            event = json.loads(line)
+            if event.get("stage") == "ResponseComplete":
+                events.append(event)
+        return events
+
+    def errors(self) -> list[str]:
+        return [*(self.kubelet.errors if self.kubelet else []), *(self.lb.errors if self.lb else [])]
+
+    def logs(self, name: str, lines: int = 60) -> str:
+        for proc in self.plane.procs:
+            if proc.name == name:
+                return proc.tail(lines)
+        return ""
+
+    def get(self, path: str) -> Any | None:
+        try:
+            return self.api.get(path)
+        except ApiError as err:
+            if err.status == 404:
+                return None
+            raise
+
+    def remove(self) -> None:
+        shutil.rmtree(self.workdir, ignore_errors=True)

@@ -1,0 +1,102 @@
+"""Which CRDs install applies, from any folder or from the real gateway-crds-helm chart.
+
+Guards: only CustomResourceDefinition documents of the block's own API groups are applied (other
+components' CRDs in the same folder are neither installed nor, with remove_crds, deleted); nested folders
+and both file endings are read; a missing needed CRD fails before anything is applied, naming each one;
+the chart's ValidatingAdmissionPolicy is never in the list that waits for Established (issue #8, bug 1).
+Mutation checks (done once): dropping the group filter turned test_shared_folder_applies_only_the_blocks_crds
+and test_gateway_api_crds_skipped_when_another_owner_installs_them red; ignoring the channel annotation
+turned test_shared_folder_applies_only_the_blocks_crds red (the experimental CRDs of the same folder won).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from envoy_block import crds
+from tests.support.gate import ROOT, shared_dir
+
+HELM = ROOT / ".tools/bin/helm"
+
+
+def test_shared_folder_applies_only_the_blocks_crds() -> None:
+    docs = crds.folder_documents(str(shared_dir() / "crds"))
+    got = crds.select(docs, True, "standard", "crds.directory")
+    assert got["names"] == sorted(crds.GATEWAY_API_STANDARD + crds.ENVOY_GATEWAY)
+    assert not any("cilium" in n or "calico" in n or "victoriametrics" in n for n in got["names"])
+    channels = {d["metadata"]["annotations"].get(crds.CHANNEL_ANNOTATION) for d in got["crds"]}
+    assert channels == {"standard", None}, "experimental CRDs of the same folder must not win"
+    experimental = crds.select(docs, True, "experimental", "crds.directory")
+    assert experimental["names"] == sorted(crds.GATEWAY_API_EXPERIMENTAL + crds.ENVOY_GATEWAY)
+
+
+def test_gateway_api_crds_skipped_when_another_owner_installs_them() -> None:
+    docs = crds.folder_documents(str(shared_dir() / "crds"))
+    got = crds.select(docs, False, "standard", "crds.directory")
+    assert got["names"] == sorted(crds.ENVOY_GATEWAY)
+
+
+def test_mixed_nested_folder(tmp_path: Path) -> None:
+    src = shared_dir() / "crds"
+    (tmp_path / "a/b").mkdir(parents=True)
+    shutil.copy(src / "gateway-api/standard-install.yaml", tmp_path / "a/gateway-api.yml")
+    extra = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "readme"}}]
+    for i, path in enumerate(sorted((src / "envoy-gateway").glob("*.yaml"))):
+        text = path.read_text(encoding="utf-8")
+        if i % 2:  # every other CRD shares its file with a non-CRD document
+            text += "\n---\n" + yaml.safe_dump(extra[0])
+        (tmp_path / "a/b" / path.name).write_text(text, encoding="utf-8")
+    (tmp_path / "README.md").write_text("not yaml: [", encoding="utf-8")
+    got = crds.select(crds.folder_documents(str(tmp_path)), True, "standard", "crds.directory")
+    assert got["names"] == sorted(crds.GATEWAY_API_STANDARD + crds.ENVOY_GATEWAY)
+    assert all(d["kind"] == "CustomResourceDefinition" for d in got["crds"])
+
+
+def test_missing_crds_are_named_before_anything_is_applied(tmp_path: Path) -> None:
+    for path in sorted((shared_dir() / "crds/envoy-gateway").glob("*.yaml")):
+        if "envoyproxies" not in path.name and "securitypolicies" not in path.name:
+            shutil.copy(path, tmp_path / path.name)
+    with pytest.raises(crds.CrdError) as err:
+        crds.select(crds.folder_documents(str(tmp_path)), True, "experimental", f"crds.directory {tmp_path}")
+    message = str(err.value)
+    assert f"crds.directory {tmp_path}" in message
+    for name in ("envoyproxies.gateway.envoyproxy.io", "securitypolicies.gateway.envoyproxy.io"):
+        assert name in message
+    assert "xmeshes.gateway.networking.x-k8s.io" in message
+    assert "httproutes.gateway.networking.k8s.io" in message
+    assert "backends.gateway.envoyproxy.io" not in message
+    assert "Nothing was applied" in message
+
+
+def test_folder_that_is_not_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(crds.CrdError, match="not a folder"):
+        crds.folder_documents(str(tmp_path / "nope"))
+
+
+def test_real_crd_chart_gives_only_crds() -> None:
+    rendered = subprocess.run(
+        [
+            str(HELM),
+            "template",
+            "crds",
+            str(shared_dir() / "charts/gateway-crds-helm-v1.9.0.tgz"),
+            "--set",
+            "crds.gatewayAPI.enabled=true",
+            "--set",
+            "crds.gatewayAPI.channel=standard",
+            "--set",
+            "crds.envoyGateway.enabled=true",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    got = crds.select(crds.documents([("chart", rendered)]), True, "standard", "chart")
+    assert got["names"] == sorted(crds.GATEWAY_API_STANDARD + crds.ENVOY_GATEWAY)
+    assert {d["kind"] for d in got["crds"]} == {"CustomResourceDefinition"}
+    assert "ValidatingAdmissionPolicy" in rendered, "the chart renders a VAP, which must not be waited for"

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Build the real components the tests run from their pinned Go modules (tools/go/*/go.mod + go.sum) into
+# DEST (.tools/bin). Nothing prebuilt is downloaded: only modules from the Go module proxy.
+# A binary is rebuilt only when its wrapper module (go.mod, go.sum, *.go) or the Go version changes.
+# Usage: tools/build-go.sh DEST
+set -euo pipefail
+mkdir -p "${1:?destination folder}"
+dest=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$dest/../stamps"
+stamps=$(cd "$dest/../stamps" && pwd)
+# Never fetch a toolchain: the machine's Go (1.26) builds every module here.
+export GOTOOLCHAIN=local GOFLAGS=-mod=readonly CGO_ENABLED=0
+
+# name | wrapper module folder | packages | extra ldflags
+build() {
+  local name=$1 module=$2 ldflags=$3
+  shift 3
+  local stamp
+  stamp=$( (go version; cat "$here/go/$module"/go.mod "$here/go/$module"/go.sum "$here/go/$module"/*.go; echo "$ldflags $*") \
+    | sha256sum | cut -c1-16)
+  local have=1 bin
+  for pkg in "$@"; do
+    bin=$dest/$(basename "$pkg")
+    [[ -x $bin ]] || have=0
+  done
+  if [[ $have == 1 && -f $stamps/$name && $(cat "$stamps/$name") == "$stamp" ]]; then
+    echo "go build $name: up to date"
+    return
+  fi
+  local start=$SECONDS
+  (cd "$here/go/$module" && go build -trimpath -ldflags "-s -w $ldflags" -o "$dest/" "$@")
+  echo "$stamp" >"$stamps/$name"
+  echo "go build $name: $((SECONDS - start)) s"
+}
+
+k8s=v1.36.3
+build etcd etcd "" polycrate.local/envoy/tools/etcd
+build kube kube "-X k8s.io/component-base/version.gitVersion=$k8s -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36" \
+  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+build kwok kwok "" sigs.k8s.io/kwok/cmd/kwok
+build helm helm "-X helm.sh/helm/v3/internal/version.version=v3.22.0 -X helm.sh/helm/v3/internal/version.gitTreeState=clean" \
+  helm.sh/helm/v3/cmd/helm
+build envoy-gateway envoy-gateway "-X github.com/envoyproxy/gateway/internal/cmd/version.envoyGatewayVersion=v1.9.0" \
+  github.com/envoyproxy/gateway/cmd/envoy-gateway github.com/envoyproxy/gateway/cmd/egctl
+
+# kwok's binary has no built-in stages (kwokctl writes them into its config): keep the upstream "fast"
+# node and pod stages of the pinned module next to the binary.
+share=$dest/../share/kwok-stages
+if [[ ! -d $share || $(cat "$stamps/kwok") != "$(cat "$share/.stamp" 2>/dev/null)" ]]; then
+  kwok_dir=$(cd "$here/go/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+  rm -rf "$share" && mkdir -p "$share"
+  for stage in node/fast node/heartbeat pod/fast; do
+    for file in "$kwok_dir/kustomize/stage/$stage"/*.yaml; do
+      [[ $(basename "$file") == kustomization.yaml ]] || cp "$file" "$share/"
+    done
+  done
+  cp "$stamps/kwok" "$share/.stamp"
+fi
