@@ -327,6 +327,16 @@ def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> t
     gateway = values["default_gateway"]
     if gateway["enabled"]:
         problems += _listener_problems(gateway["listeners"])
+    elif "listeners" in raw.get("default_gateway", {}):
+        # The bootstrap Gateway is opt-in: listeners alone render nothing, and install would prune a
+        # Gateway an earlier version (on by default) created.
+        problems.append(
+            Problem(
+                "config.default_gateway.listeners",
+                "no Gateway is rendered while config.default_gateway.enabled is false (the default); "
+                "set default_gateway.enabled: true, or remove listeners",
+            )
+        )
 
     for policy in ("client_traffic", "backend_traffic"):
         section = values[policy]
@@ -334,7 +344,9 @@ def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> t
             problems.append(
                 Problem(
                     f"config.{policy}.target_gateway_name",
-                    "the policy needs a Gateway to target; set target_gateway_name or enable default_gateway",
+                    "the policy needs a Gateway to target; set "
+                    f"config.{policy}.target_gateway_name to your Gateway's name, or "
+                    "config.default_gateway.enabled: true to target the bootstrap Gateway",
                 )
             )
     proxy_protocol = values["client_traffic"]["proxy_protocol"]
@@ -401,7 +413,8 @@ def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> t
         problems.append(
             Problem(
                 "config.waf.default_policy.enabled",
-                "attaches to the default Gateway; enable default_gateway or attach the WAF to your own Gateways",
+                "attaches to the default Gateway; set config.default_gateway.enabled: true, or attach the WAF "
+                "to your own Gateways with your own EnvoyExtensionPolicy",
             )
         )
 
