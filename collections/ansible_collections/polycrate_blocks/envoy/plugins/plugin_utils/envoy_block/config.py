@@ -69,8 +69,9 @@ class ConfigError(ValueError):
 
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = sorted(set(problems))
+        self.summary = f"invalid envoy block config ({len(self.problems)} problem(s))"
         lines = "\n".join(f"  - {p}" for p in self.problems)
-        super().__init__(f"invalid envoy block config ({len(self.problems)} problem(s)):\n{lines}")
+        super().__init__(f"{self.summary}:\n{lines}")
 
 
 @dataclass(frozen=True)
