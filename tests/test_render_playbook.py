@@ -4,13 +4,15 @@ Guards: the playbook writes exactly what the pure core renders (no second copy o
 render changes nothing, and a render rewrites only the files whose content changed; check mode writes nothing
 and --diff shows the change; bad config exits non-zero, names each problem exactly once in the output (through
 the `make render` path: tools/snapshot.py, then ansible-playbook), writes nothing and removes a previous render;
-files render does not own are never touched; chart credentials never reach artifacts or -vvv output.
+files render does not own are never touched; the actions' other errors (no `block`, an unwritable folder) are
+one plain message too; chart credentials never reach artifacts or -vvv output.
 
 Mutation checks (done once): not removing the previous render in the render action on a bad config turned
 test_invalid_config_writes_nothing_and_removes_stale red; putting the problems back into `msg` (which Ansible
 prints twice) turned test_make_render_path_reports_each_problem_once red; writing every file regardless of its
 content turned test_only_changed_files_are_rewritten red; ignoring check mode in artifacts.sync turned
-test_check_mode_writes_nothing_and_diff_shows_the_change red.
+test_check_mode_writes_nothing_and_diff_shows_the_change red; dropping BlockAction's `block` check or the
+render action's OSError handler turned test_the_actions_other_errors_are_clean_too red.
 """
 
 from __future__ import annotations
@@ -205,3 +207,30 @@ def test_render_leaves_files_it_does_not_own(tmp_path: Path) -> None:
     assert run_render(tmp_path, {}, artifacts).returncode == 0
     assert run_render(tmp_path, {"namespcae": "x"}, artifacts).returncode != 0
     assert tree(artifacts) == {"kubeconfig.yml": b"keep"}
+
+
+def test_the_actions_other_errors_are_clean_too(tmp_path: Path) -> None:
+    """A missing `block` argument and an unwritable artifacts folder fail with one plain message that says
+    what to do, not a Python traceback or a templating chain."""
+    play = tmp_path / "play.yml"
+    dest = tmp_path / "a-file"
+    dest.write_text("", encoding="utf-8")
+    tasks = [
+        {"name": "No block", "polycrate_blocks.envoy.validate": {}, "ignore_errors": True},
+        {
+            "name": "Render into a file",
+            "polycrate_blocks.envoy.render": {"block": {"name": "envoy", "config": {}}, "dest": str(dest)},
+            "ignore_errors": True,
+        },
+    ]
+    play.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}]), encoding="utf-8")
+    result = subprocess.run(
+        [str(BIN / "ansible-playbook"), str(play)], cwd=ROOT, env=ENV, capture_output=True, text=True, check=False
+    )
+    output = result.stdout + result.stderr
+    assert 'polycrate_blocks.envoy.validate: pass Polycrate\'s block variable as `block: "{{ block }}"`' in output
+    assert f"render: cannot write {dest}/" in output, output
+    assert "must be a folder this user can write" in output
+    assert "Traceback" not in output
+    assert "Finalization of task args" not in output
+    assert recap(result.stdout)["ignored"] == 2

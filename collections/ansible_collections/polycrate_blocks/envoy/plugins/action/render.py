@@ -38,7 +38,12 @@ class ActionModule(BlockAction):
                 return config_failure(exc, consequence)
             outcome = artifacts.sync(folder, render.files(plan), render.OWNED, check)
         except OSError as exc:
-            return {"failed": True, "msg": f"render: cannot write {exc.filename or folder}: {exc.strerror or exc}"}
+            where = exc.filename or folder
+            return {
+                "failed": True,
+                "msg": f"render: cannot write {where}: {exc.strerror or exc}; "
+                "block.artifacts.path (or dest) must be a folder this user can write",
+            }
         result: dict[str, Any] = {
             "changed": outcome.changed,
             "dest": str(folder),
