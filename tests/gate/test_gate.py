@@ -63,6 +63,8 @@ def test_everything_enabled_passes_the_gate() -> None:
         "metrics": {"vmpodscrape": {"enabled": True, "namespace_selector": {"any": True}}},
         "service": {"loadbalancer_ip": "192.0.2.1", "annotations": {"a.example/b": "c"}},
         "data_plane": {"kind": "DaemonSet", "resources": {"limits": {"cpu": "2"}}},
+        # EnvoyProxy's CEL rule for the image: the digest form the schema allows must pass it.
+        "image": {"proxy": {"registry": "registry.example.com:5000", "digest": "sha256:" + "0" * 64}},
     }
     for obj in objects(cfg):
         _assert_passes(obj)

@@ -128,6 +128,16 @@ REJECTED: list[tuple[str, dict[str, Any], str]] = [
         "config.image.proxy.digest: 'sha256:abc' is not valid; use empty, or a digest",
     ),
     (
+        "image-digest-sha512",
+        image("proxy", digest="sha512:" + "0" * 128),
+        "config.image.proxy.digest: 'sha512:",
+    ),
+    (
+        "image-registry-ipv6",
+        image("proxy", registry="[fd00::1]:5000"),
+        "config.image.proxy.registry: '[fd00::1]:5000' is not valid; use a registry host",
+    ),
+    (
         "gatewayclass-name-label-length",
         {"gatewayclass": {"shared": {"name": "a" * 64}}},
         "config.gatewayclass.shared.name",
@@ -247,7 +257,6 @@ ACCEPTED: list[tuple[str, dict[str, Any]]] = [
     ("semver-prerelease", {"chart": {"version": "v0.0.0-latest"}}),
     ("registry-localhost", image("proxy", registry="localhost:5000")),
     ("registry-host-port", image("proxy", registry="registry:5000")),
-    ("registry-ipv6", image("controller", registry="[fd00::1]:5000")),
     ("repository-separators", image("waf", repository="team_a/envoy__waf/x-y.z")),
     ("tag-underscore", image("proxy", tag="v1.39.0_rc.1")),
     ("digest-sha256", image("proxy", digest="sha256:" + "0" * 64)),

@@ -38,10 +38,10 @@ CASES: list[tuple[str, dict[str, Any], str, str, Any]] = [
     ),
     (
         "proxy-image-by-digest",
-        {"image": {"proxy": {"digest": "sha512:" + "f" * 128}}},
+        {"image": {"proxy": {"digest": "sha256:" + "f" * 64}}},
         "eg-shared",
         f"{K}.envoyDeployment.container.image",
-        "docker.io/envoyproxy/envoy:distroless-v1.39.0@sha512:" + "f" * 128,
+        "docker.io/envoyproxy/envoy:distroless-v1.39.0@sha256:" + "f" * 64,
     ),
     (
         "resources-merge-defaults",

@@ -39,7 +39,7 @@ _FORMAT_HINTS = {
         "no registry, tag or digest)"
     ),
     "image_tag": "an image tag such as v1.9.0 (letters, digits, '_', '.', '-', at most 128; no spaces or ':')",
-    "image_digest": "empty, or a digest such as sha256:<64 lowercase hex digits>",
+    "image_digest": "empty, or a digest sha256:<64 lowercase hex digits> (EnvoyProxy accepts sha256 only)",
     "rule_tag": "a rule tag such as attack-sqli (no quotes, backslashes or line breaks)",
     "duration": "a duration such as 500ms, 30s, 5m or 1h",
     "quantity": "a Kubernetes quantity such as 100m, 256Mi or 1Gi",
