@@ -3,7 +3,9 @@
 Each case names the path the error must carry. Mutation check (done once, recorded here): deleting the
 Terminate/certificate_refs rule in config._listener_problems turned `terminate-without-cert` and
 `https-default-terminate-without-cert` red; deleting the GatewayNamespace rule turned
-`gatewaynamespace-with-merge` red.
+`gatewaynamespace-with-merge` red; deleting the listeners-without-enabled rule turned
+`listeners-without-gateway` red; a policy message without `config.default_gateway.enabled` turned
+test_policy_without_a_gateway_names_both_ways_out red.
 """
 
 from __future__ import annotations
