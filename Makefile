@@ -20,7 +20,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_NOCOLOR := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: setup tools render test lint unit cluster-test waf-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
+.PHONY: setup tools render bench-render test lint unit cluster-test waf-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,10 @@ render: $(STAMP)
 	  $(BIN)/python tools/snapshot.py $(if $(CONFIG),--override $(CONFIG)) --artifacts $(ARTIFACTS) -o $$snap && \
 	  $(BIN)/ansible-playbook -e @$$snap playbooks/render.yml
 	@echo "Rendered into $(ARTIFACTS)/ (manifests/, helm/, plan.yaml)"
+
+# Render time of examples/waf next to an empty playbook run, as a ratio (target 3x). A report, not a gate.
+bench-render: $(STAMP)
+	$(BIN)/python tools/bench_render.py
 
 lint: $(STAMP) $(WAF_STAMP)
 	$(BIN)/ruff check .

@@ -1,9 +1,18 @@
-"""The real `render` action: ansible-playbook + the filter plugin + the roles, as Polycrate runs it.
+"""The real `render` action: ansible-playbook + the collection's render action + the role, as Polycrate runs it.
 
-Guards: the playbook writes exactly what the pure core renders (no second copy of manifest logic);
-a second render changes nothing; bad config exits non-zero, writes nothing and removes a previous render;
-chart credentials never reach artifacts or -vvv output. Mutation check (done once): removing the rescue
-`clean` step from playbooks/render.yml turned test_invalid_config_writes_nothing_and_removes_stale red.
+Guards: the playbook writes exactly what the pure core renders (no second copy of manifest logic); a second
+render changes nothing, and a render rewrites only the files whose content changed; check mode writes nothing
+and --diff shows the change; bad config exits non-zero, names each problem exactly once in the output (through
+the `make render` path: tools/snapshot.py, then ansible-playbook), writes nothing and removes a previous render;
+files render does not own are never touched; the actions' other errors (no `block`, an unwritable folder) are
+one plain message too; chart credentials never reach artifacts or -vvv output.
+
+Mutation checks (done once): not removing the previous render in the render action on a bad config turned
+test_invalid_config_writes_nothing_and_removes_stale red; putting the problems back into `msg` (which Ansible
+prints twice) turned test_make_render_path_reports_each_problem_once red; writing every file regardless of its
+content turned test_only_changed_files_are_rewritten red; ignoring check mode in artifacts.sync turned
+test_check_mode_writes_nothing_and_diff_shows_the_change red; dropping BlockAction's `block` check or the
+render action's OSError handler turned test_the_actions_other_errors_are_clean_too red.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ import yaml
 
 from envoy_block import polycrate
 from tests.conftest import ROOT
+from tests.support.helpers import problems
 
 pytestmark = pytest.mark.playbook
 BIN = Path(sys.executable).parent
@@ -27,24 +37,30 @@ BLOCK_POLY = yaml.safe_load((ROOT / "block.poly").read_text(encoding="utf-8"))
 SECRET = "pw-Zq7-never-shown"
 
 
-def run_render(tmp_path: Path, cfg: dict[str, Any], artifacts: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    snap = polycrate.snapshot(BLOCK_POLY, {"config": cfg}, str(artifacts))
-    snap_file = tmp_path / "snapshot.yml"
-    snap_file.write_text(yaml.safe_dump(snap), encoding="utf-8")
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-        "ANSIBLE_NOCOLOR": "1",
-        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
-    }
+ENV = {
+    **os.environ,
+    "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
+    "ANSIBLE_NOCOLOR": "1",
+    "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+}
+
+
+def playbook(snap_file: Path, name: str, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(BIN / "ansible-playbook"), "-e", f"@{snap_file}", "playbooks/render.yml", *extra],
+        [str(BIN / "ansible-playbook"), "-e", f"@{snap_file}", f"playbooks/{name}.yml", *extra],
         cwd=ROOT,
-        env=env,
+        env=ENV,
         capture_output=True,
         text=True,
         check=False,
     )
+
+
+def run_render(tmp_path: Path, cfg: dict[str, Any], artifacts: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    snap = polycrate.snapshot(BLOCK_POLY, {"config": cfg}, str(artifacts))
+    snap_file = tmp_path / "snapshot.yml"
+    snap_file.write_text(yaml.safe_dump(snap), encoding="utf-8")
+    return playbook(snap_file, "render", *extra)
 
 
 def tree(path: Path) -> dict[str, bytes]:
@@ -104,3 +120,117 @@ def test_credentials_never_in_artifacts_or_output(tmp_path: Path) -> None:
     assert SECRET not in result.stdout + result.stderr
     assert all(SECRET.encode() not in content for content in tree(artifacts).values())
     assert b"auth_configured: true" in tree(artifacts)["helm/release.yaml"]
+
+
+BAD = {
+    "chart": {"repo": {"url": "not a url"}, "auth": {"username": "robot", "password": 987654321}},
+    "image": {"controller": {"tag": "v1.9.0 latest"}},
+    "client_traffic": {"enabled": True},
+    "network_policy": {"extra_egress_to": [{"cidr": "10.0.0.1/8"}]},
+}
+
+
+def test_make_render_path_reports_each_problem_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make render CONFIG=bad.yml`: one clean failure, every problem exactly once, no templating error
+    chain, no secret, and nothing in artifacts."""
+    override = tmp_path / "bad.yml"
+    override.write_text(yaml.safe_dump({"config": BAD}), encoding="utf-8")
+    snap_file, artifacts = tmp_path / "snapshot.yml", tmp_path / "artifacts"
+    command = [sys.executable, "tools/snapshot.py", "--override", str(override), "--artifacts", str(artifacts)]
+    subprocess.run([*command, "-o", str(snap_file)], cwd=ROOT, check=True)
+    result = playbook(snap_file, "render")
+    output = result.stdout + result.stderr
+    monkeypatch.chdir(ROOT)  # a relative chart path is resolved where ansible-playbook runs
+    expected = problems(yaml.safe_load(snap_file.read_text(encoding="utf-8"))["block"]["config"])
+    assert len(expected) == 5, expected
+    assert result.returncode != 0
+    for problem in expected:
+        assert output.count(problem) == 1, (problem, output)
+    assert "Finalization of task args" not in output
+    assert "filter plugin" not in output
+    assert "987654321" not in output
+    assert recap(result.stdout)["failed"] == 1
+    assert not artifacts.exists() or tree(artifacts) == {}
+
+
+def test_install_fails_on_bad_config_once_before_touching_anything(tmp_path: Path) -> None:
+    """install validates first (the same action as render): one clean failure, each problem once, and no
+    cluster is needed to find out."""
+    snap = polycrate.snapshot(BLOCK_POLY, {"config": BAD}, str(tmp_path / "artifacts"), str(tmp_path / "none"))
+    snap_file = tmp_path / "snapshot.yml"
+    snap_file.write_text(yaml.safe_dump(snap), encoding="utf-8")
+    result = playbook(snap_file, "install")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert output.count("config.image.controller.tag: 'v1.9.0 latest' is not valid") == 1, output
+    assert output.count("config.client_traffic.target_gateway_name: ") == 1, output
+    assert "TASK [envoy_config : Validate the block config]" in output
+    assert "envoy_apply" not in output
+    assert recap(result.stdout)["failed"] == 1
+
+
+def test_only_changed_files_are_rewritten(tmp_path: Path) -> None:
+    """A changed config rewrites the files whose content changed and no other (same inode, same mtime)."""
+    artifacts = tmp_path / "artifacts"
+    assert run_render(tmp_path, {}, artifacts).returncode == 0
+    before = {p: (artifacts / p).stat() for p in tree(artifacts)}
+    result = run_render(tmp_path, {"data_plane": {"replicas": 3}}, artifacts)
+    assert result.returncode == 0, result.stdout
+    assert recap(result.stdout)["changed"] == 1
+    rewritten = {
+        p
+        for p, st in before.items()
+        if (artifacts / p).stat().st_ino != st.st_ino or (artifacts / p).stat().st_mtime_ns != st.st_mtime_ns
+    }
+    assert rewritten == {"manifests/02-envoyproxy-eg-shared.yaml", "manifests/03-envoyproxy-eg-dedicated.yaml"}
+
+
+def test_check_mode_writes_nothing_and_diff_shows_the_change(tmp_path: Path) -> None:
+    artifacts = tmp_path / "artifacts"
+    assert run_render(tmp_path, {}, artifacts).returncode == 0
+    rendered = tree(artifacts)
+    result = run_render(tmp_path, {"data_plane": {"replicas": 3}}, artifacts, "--check", "--diff")
+    assert result.returncode == 0, result.stdout
+    assert recap(result.stdout)["changed"] == 1
+    assert "-        replicas: 2\n+        replicas: 3" in result.stdout, result.stdout
+    assert tree(artifacts) == rendered
+    fresh = tmp_path / "fresh"
+    assert run_render(tmp_path, {}, fresh, "--check").returncode == 0
+    assert not fresh.exists()
+
+
+def test_render_leaves_files_it_does_not_own(tmp_path: Path) -> None:
+    """Polycrate keeps the block's kubeconfig and inventory in the same artifacts folder."""
+    artifacts = tmp_path / "artifacts"
+    artifacts.mkdir()
+    (artifacts / "kubeconfig.yml").write_text("keep", encoding="utf-8")
+    assert run_render(tmp_path, {}, artifacts).returncode == 0
+    assert run_render(tmp_path, {"namespcae": "x"}, artifacts).returncode != 0
+    assert tree(artifacts) == {"kubeconfig.yml": b"keep"}
+
+
+def test_the_actions_other_errors_are_clean_too(tmp_path: Path) -> None:
+    """A missing `block` argument and an unwritable artifacts folder fail with one plain message that says
+    what to do, not a Python traceback or a templating chain."""
+    play = tmp_path / "play.yml"
+    dest = tmp_path / "a-file"
+    dest.write_text("", encoding="utf-8")
+    tasks = [
+        {"name": "No block", "polycrate_blocks.envoy.validate": {}, "ignore_errors": True},
+        {
+            "name": "Render into a file",
+            "polycrate_blocks.envoy.render": {"block": {"name": "envoy", "config": {}}, "dest": str(dest)},
+            "ignore_errors": True,
+        },
+    ]
+    play.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}]), encoding="utf-8")
+    result = subprocess.run(
+        [str(BIN / "ansible-playbook"), str(play)], cwd=ROOT, env=ENV, capture_output=True, text=True, check=False
+    )
+    output = result.stdout + result.stderr
+    assert 'polycrate_blocks.envoy.validate: pass Polycrate\'s block variable as `block: "{{ block }}"`' in output
+    assert f"render: cannot write {dest}/" in output, output
+    assert "must be a folder this user can write" in output
+    assert "Traceback" not in output
+    assert "Finalization of task args" not in output
+    assert recap(result.stdout)["ignored"] == 2

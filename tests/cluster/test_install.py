@@ -24,6 +24,7 @@ NS = "envoy-gateway-system"
 
 def test_fresh_install_is_correct_then_idempotent(kube: Kube) -> None:
     cfg = kube.config(
+        default_gateway={"enabled": True},
         client_traffic={"enabled": True},
         backend_traffic={"enabled": True},
         service={"loadbalancer_ip": "203.0.113.77"},
@@ -50,7 +51,7 @@ def test_fresh_install_is_correct_then_idempotent(kube: Kube) -> None:
 
 
 def test_plan_lists_creations_then_nothing(kube: Kube) -> None:
-    cfg = kube.config()
+    cfg = kube.config(default_gateway={"enabled": True})
     fresh = kube.playbook("plan", cfg).ok()
     assert "does not exist yet" in fresh.output
     assert kube.get(f"/api/v1/namespaces/{NS}") is None, "plan must not create anything"
@@ -60,7 +61,7 @@ def test_plan_lists_creations_then_nothing(kube: Kube) -> None:
 
 
 def test_status_names_a_stopped_controller(kube: Kube) -> None:
-    cfg = kube.config()
+    cfg = kube.config(default_gateway={"enabled": True})
     kube.playbook("install", cfg).ok()
     path = f"/apis/apps/v1/namespaces/{NS}/deployments/envoy-gateway"
     kube.api.merge_patch(path, {"spec": {"replicas": 0}})

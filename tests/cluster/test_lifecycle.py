@@ -70,12 +70,14 @@ def owned(kube: Kube) -> set[tuple[str, str]]:
 
 
 def test_prune_keeps_tenant_objects(kube: Kube) -> None:
-    on = kube.config(client_traffic={"enabled": True}, backend_traffic={"enabled": True})
+    on = kube.config(
+        default_gateway={"enabled": True}, client_traffic={"enabled": True}, backend_traffic={"enabled": True}
+    )
     kube.playbook("install", on).ok()
     for obj in tenant_objects("team-a"):
         kube.apply(obj)
     kube.playbook("install", on).ok()
-    off = kube.config(backend_traffic={"enabled": True})
+    off = kube.config(default_gateway={"enabled": True}, backend_traffic={"enabled": True})
     kube.playbook("install", off).ok()
     assert ("ClientTrafficPolicy", "eg-shared") not in owned(kube)
     assert ("BackendTrafficPolicy", "eg-shared") in owned(kube), "only what the config dropped is pruned"
@@ -110,7 +112,9 @@ def test_uninstall_refuses_while_a_tenant_gateway_uses_a_class(kube: Kube) -> No
 
 def test_uninstall_order_and_idempotence(kube: Kube) -> None:
     kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})  # existed before the block
-    cfg = kube.config(client_traffic={"enabled": True}, backend_traffic={"enabled": True})
+    cfg = kube.config(
+        default_gateway={"enabled": True}, client_traffic={"enabled": True}, backend_traffic={"enabled": True}
+    )
     kube.playbook("install", cfg).ok()
     assert_healthy(kube, plan(cfg))
     mark = len(kube.cluster.audit())
@@ -163,13 +167,13 @@ def _older_chart(folder: Path, version: str) -> Path:
 
 def test_upgrade_from_an_older_chart(kube: Kube, tmp_path: Path) -> None:
     kube.registry.push(_older_chart(tmp_path, "1.8.99"))
-    cfg_old = kube.config(chart={"version": "1.8.99"})
+    cfg_old = kube.config(chart={"version": "1.8.99"}, default_gateway={"enabled": True})
     kube.playbook("install", cfg_old).ok()
     release = kube.items(f"/api/v1/namespaces/{NS}/secrets", labelSelector="owner=helm,name=envoy-gateway")
     assert [s["metadata"]["labels"]["version"] for s in release] == ["1"]
     before = {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in kube.items(f"{EG_API}/envoyproxies")}
     mark = len(kube.cluster.audit())
-    cfg = kube.config()
+    cfg = kube.config(default_gateway={"enabled": True})
     kube.playbook("install", cfg).ok()
     w = writes(kube, mark)
     crd_patches = [i for i, x in enumerate(w) if x[1] == "customresourcedefinitions" and x[0] == "patch"]

@@ -19,7 +19,7 @@ import yaml
 from tests.conftest import ROOT
 from tests.support import gate
 from tests.support.crdgate import CRDGate, GateError
-from tests.support.helpers import objects
+from tests.support.helpers import objects, with_gateway
 
 EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/config.yml"))
 
@@ -53,6 +53,7 @@ def test_example_passes_the_gate(example: str) -> None:
 
 def test_everything_enabled_passes_the_gate() -> None:
     cfg = {
+        "default_gateway": {"enabled": True},
         "client_traffic": {
             "enabled": True,
             "proxy_protocol": {"enabled": True, "optional": True},
@@ -62,6 +63,8 @@ def test_everything_enabled_passes_the_gate() -> None:
         "metrics": {"vmpodscrape": {"enabled": True, "namespace_selector": {"any": True}}},
         "service": {"loadbalancer_ip": "192.0.2.1", "annotations": {"a.example/b": "c"}},
         "data_plane": {"kind": "DaemonSet", "resources": {"limits": {"cpu": "2"}}},
+        # EnvoyProxy's CEL rule for the image: the digest form the schema allows must pass it.
+        "image": {"proxy": {"registry": "registry.example.com:5000", "digest": "sha256:" + "0" * 64}},
     }
     for obj in objects(cfg):
         _assert_passes(obj)
@@ -71,13 +74,14 @@ def test_everything_enabled_passes_the_gate() -> None:
 
 def test_cel_rules_really_run() -> None:
     """The default Gateway and EnvoyProxy have CEL rules; zero evaluated would mean the gate is blind."""
-    for obj in objects({}):
-        if obj["kind"] in ("Gateway", "EnvoyProxy"):
-            assert gate.validate(obj).rules_evaluated > 0, obj["kind"]
+    checked = [obj for obj in objects(with_gateway()) if obj["kind"] in ("Gateway", "EnvoyProxy")]
+    assert {obj["kind"] for obj in checked} == {"Gateway", "EnvoyProxy"}
+    for obj in checked:
+        assert gate.validate(obj).rules_evaluated > 0, obj["kind"]
 
 
 def _mutated(kind: str, change: Any) -> dict[str, Any]:
-    cfg = {"client_traffic": {"enabled": True}, "service": {"loadbalancer_ip": "192.0.2.1"}}
+    cfg = with_gateway({"client_traffic": {"enabled": True}, "service": {"loadbalancer_ip": "192.0.2.1"}})
     obj = copy.deepcopy(next(o for o in objects(cfg) if o["kind"] == kind))
     change(obj)
     return obj

@@ -40,7 +40,7 @@ def test_default_ingress_is_all_tcp(provider: str, deploy_type: str) -> None:
 def test_narrowed_ingress_allows_shifted_container_ports(provider: str, deploy_type: str) -> None:
     cfg = {
         **config_for(provider, deploy_type, proxy_ingress_ports=[80, 443, 8080]),
-        "default_gateway": {"listeners": LISTENERS},
+        "default_gateway": {"enabled": True, "listeners": LISTENERS},
     }
     ports = _ports(cfg)
     for expected in (10080, 10443, 8080, 19001, 19003):

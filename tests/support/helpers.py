@@ -12,6 +12,13 @@ def block(cfg: dict[str, Any] | None = None, name: str = "envoy") -> dict[str, A
     return {"name": name, "version": "0.1.0", "config": cfg or {}}
 
 
+def with_gateway(cfg: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`cfg` with the opt-in bootstrap Gateway switched on (its other default_gateway keys kept)."""
+    cfg = dict(cfg or {})
+    cfg["default_gateway"] = {**cfg.get("default_gateway", {}), "enabled": True}
+    return cfg
+
+
 def load(cfg: dict[str, Any] | None = None) -> config.Config:
     return config.load(block(cfg))
 

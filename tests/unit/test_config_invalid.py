@@ -3,7 +3,9 @@
 Each case names the path the error must carry. Mutation check (done once, recorded here): deleting the
 Terminate/certificate_refs rule in config._listener_problems turned `terminate-without-cert` and
 `https-default-terminate-without-cert` red; deleting the GatewayNamespace rule turned
-`gatewaynamespace-with-merge` red.
+`gatewaynamespace-with-merge` red; deleting the listeners-without-enabled rule turned
+`listeners-without-gateway` red; a policy message without `config.default_gateway.enabled` turned
+test_policy_without_a_gateway_names_both_ways_out red.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ HTTP = {"name": "http", "protocol": "HTTP", "port": 80}
 
 
 def gw(*listeners: dict[str, Any]) -> dict[str, Any]:
-    return {"default_gateway": {"listeners": list(listeners)}}
+    return {"default_gateway": {"enabled": True, "listeners": list(listeners)}}
 
 
 CASES: list[tuple[str, dict[str, Any], str]] = [
@@ -119,13 +121,23 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ),
     (
         "client-traffic-no-target",
-        {"default_gateway": {"enabled": False}, "client_traffic": {"enabled": True}},
+        {"client_traffic": {"enabled": True}},
         "config.client_traffic.target_gateway_name: the policy needs a Gateway",
     ),
     (
         "backend-traffic-no-target",
         {"default_gateway": {"enabled": False}, "backend_traffic": {"enabled": True}},
         "config.backend_traffic.target_gateway_name: the policy needs a Gateway",
+    ),
+    (
+        "listeners-without-gateway",
+        {"default_gateway": {"listeners": [HTTP]}},
+        "config.default_gateway.listeners: no Gateway is rendered while config.default_gateway.enabled is false",
+    ),
+    (
+        "waf-policy-without-gateway",
+        {"waf": {"enabled": True, "default_policy": {"enabled": True}}},
+        "config.waf.default_policy.enabled: attaches to the default Gateway; set config.default_gateway.enabled",
     ),
     (
         "proxy-protocol-without-policy",
@@ -181,7 +193,7 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ),
     (
         "netpol-narrowed-misses-listener",
-        {"network_policy": {"proxy_ingress_ports": [443]}},
+        {"default_gateway": {"enabled": True}, "network_policy": {"proxy_ingress_ports": [443]}},
         "config.default_gateway.listeners[0].port: port 80 is not in network_policy.proxy_ingress_ports",
     ),
     ("config-not-mapping", ["a"], "config: must be a mapping"),  # type: ignore[list-item]
@@ -205,7 +217,8 @@ def test_all_problems_are_reported_at_once() -> None:
             "namespcae": "x",
             "service": {"type": "ClusterIP", "loadbalancer_ip": "10.0.0.1"},
             "default_gateway": {
-                "listeners": [{"name": "s", "protocol": "HTTPS", "port": 443, "tls_mode": "Passthrough"}]
+                "enabled": True,
+                "listeners": [{"name": "s", "protocol": "HTTPS", "port": 443, "tls_mode": "Passthrough"}],
             },
             "deploy_type": "GatewayNamespace",
         }
@@ -217,6 +230,17 @@ def test_all_problems_are_reported_at_once() -> None:
         "config.deploy_type",
     ):
         assert any(p.startswith(path) for p in found), (path, found)
+
+
+@pytest.mark.parametrize("policy", ["client_traffic", "backend_traffic"])
+def test_policy_without_a_gateway_names_both_ways_out(policy: str) -> None:
+    """A traffic policy with no Gateway to target names both fixes by path: its own target_gateway_name
+    and the opt-in default_gateway.enabled."""
+    found = problems({policy: {"enabled": True}})
+    assert len(found) == 1, found
+    assert found[0].startswith(f"config.{policy}.target_gateway_name: ")
+    assert f"config.{policy}.target_gateway_name to your Gateway's name" in found[0]
+    assert "config.default_gateway.enabled: true" in found[0]
 
 
 def test_secret_values_are_never_echoed() -> None:

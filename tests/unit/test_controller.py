@@ -9,6 +9,7 @@ import pytest
 
 from tests.support.helpers import at, plan
 
+DIGEST = "sha256:" + "0123456789abcdef" * 4
 CASES: list[tuple[str, dict[str, Any], str, Any]] = [
     ("chart-ref", {}, "chart_ref", "oci://docker.io/envoyproxy/gateway-helm"),
     ("chart-version", {}, "chart_version", "v1.9.0"),
@@ -22,6 +23,12 @@ CASES: list[tuple[str, dict[str, Any], str, Any]] = [
         "r.example/envoyproxy/gateway:v1.9.1",
     ),
     ("proxy-image", {}, "values.global.images.envoyProxy.image", "docker.io/envoyproxy/envoy:distroless-v1.39.0"),
+    (
+        "controller-image-by-digest",
+        {"image": {"controller": {"digest": DIGEST}}},
+        "values.global.images.envoyGateway.image",
+        f"docker.io/envoyproxy/gateway:v1.9.0@{DIGEST}",
+    ),
     (
         "deploy-type",
         {"deploy_type": "GatewayNamespace", "gatewayclass": {"shared": {"merge_gateways": False}}},

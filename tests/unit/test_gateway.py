@@ -1,5 +1,9 @@
-"""Invariant: the bootstrap Gateway sits on the shared class, in the block namespace, and turns each
-listener into exactly the Gateway API form (TLS mode, Secret refs, allowed namespaces)."""
+"""Invariant: the bootstrap Gateway is opt-in; when enabled it sits on the shared class, in the block namespace,
+and turns each listener into exactly the Gateway API form (TLS mode, Secret refs, allowed namespaces).
+
+Mutation check (done once): defaulting default_gateway.enabled to true in schema.json turned
+test_no_gateway_by_default red.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.helpers import MISSING, at, find, kinds
+from tests.support.helpers import MISSING, at, find, kinds, with_gateway
 
 TLS_PT = {"name": "tls", "protocol": "TLS", "port": 443, "tls_mode": "Passthrough"}
 HTTPS = {
@@ -71,7 +75,12 @@ CASES: list[tuple[str, dict[str, Any], str, Any]] = [
 
 @pytest.mark.parametrize(("config", "path", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_gateway(config: dict[str, Any], path: str, expected: Any) -> None:
-    assert at(find(config, "Gateway"), path) == expected
+    assert at(find(with_gateway(config), "Gateway"), path) == expected
+
+
+def test_no_gateway_by_default() -> None:
+    """The bootstrap Gateway is opt-in: the defaults render none."""
+    assert "Gateway" not in kinds({})
 
 
 def test_no_gateway_when_disabled() -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from envoy_block import lifecycle
-from tests.support.helpers import plan
+from tests.support.helpers import plan, with_gateway
 
 OWN = {
     "app.kubernetes.io/part-of": "envoy-gateway",
@@ -45,7 +45,7 @@ def test_only_owned_objects_are_candidates() -> None:
 
 
 def test_planned_objects_are_never_pruned() -> None:
-    p = plan({}).to_dict()
+    p = plan(with_gateway()).to_dict()
     found = [entry["definition"] for entry in p["objects"]]
     assert lifecycle.leftovers(found, p, OWN) == []
     assert {r["kind"] for r in lifecycle.leftovers(found, None, OWN)} == {"EnvoyProxy", "GatewayClass", "Gateway"}
@@ -68,7 +68,7 @@ def _cond(kind: str, status: str = "True") -> dict[str, Any]:
 
 
 def test_status_healthy_only_when_every_condition_holds() -> None:
-    p = plan({"client_traffic": {"enabled": True}}).to_dict()
+    p = plan(with_gateway({"client_traffic": {"enabled": True}})).to_dict()
     deployment = {"spec": {"replicas": 1}, "status": {"readyReplicas": 1}}
     found = [
         obj("GatewayClass", "eg-shared", OWN, "gateway.networking.k8s.io/v1", None, status=_cond("Accepted")),

@@ -17,6 +17,7 @@ from tests.conftest import PKG, ROOT
 from tests.support.helpers import plan
 
 EVERYTHING = {
+    "default_gateway": {"enabled": True},
     "client_traffic": {"enabled": True, "proxy_protocol": {"enabled": True}},
     "backend_traffic": {"enabled": True},
     "metrics": {"vmpodscrape": {"enabled": True}},

@@ -4,6 +4,12 @@ Polycrate replaces a workspace false / 0 / "" with the block.poly default. For e
 schema, a workspace override to its Go-empty value must reach the block unchanged - or be invalid anyway
 (an empty namespace), in which case the replacement loses nothing. Mutation check (done once): adding
 `create_namespace: true` to block.poly turned test_empty_override_survives_merge[create_namespace] red.
+
+The bootstrap Gateway is opt-in: a workspace `default_gateway.enabled: true` must reach the block, and a
+workspace that does not mention it gets no Gateway. Mutation checks (done once): `enabled: true` in
+block.poly turned test_default_gateway_opt_in_survives_merge[key-missing], [only-name-set] and
+[workspace-false] red;
+making merge_config treat `true` as Go-empty turned [workspace-true] red.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from envoy_block import config, polycrate
+from envoy_block import builder, config, polycrate
 from tests.conftest import ROOT
 
 BLOCK_POLY = yaml.safe_load((ROOT / "block.poly").read_text(encoding="utf-8"))
@@ -96,3 +102,20 @@ def test_merge_semantics_match_polycrate() -> None:
     parent = {"a": {"b": 1, "c": True}, "l": [1, 2], "s": "x", "keep": "p"}
     child = {"a": {"b": 0, "d": 5}, "l": [3], "s": ""}
     assert polycrate.merge_config(parent, child) == {"a": {"b": 1, "c": True, "d": 5}, "l": [3], "s": "x", "keep": "p"}
+
+
+@pytest.mark.parametrize(
+    ("workspace", "enabled"),
+    [
+        ({"default_gateway": {"enabled": True}}, True),
+        ({}, False),
+        ({"default_gateway": {"name": "edge"}}, False),
+        ({"default_gateway": {"enabled": False}}, False),
+    ],
+    ids=["workspace-true", "key-missing", "only-name-set", "workspace-false"],
+)
+def test_default_gateway_opt_in_survives_merge(workspace: dict[str, Any], enabled: bool) -> None:
+    merged = polycrate.merge_config(BLOCK_POLY["config"], workspace)
+    plan = builder.plan_from_block({"name": "envoy", "config": merged})
+    assert config.load({"name": "envoy", "config": merged}).get("default_gateway.enabled") is enabled
+    assert ("Gateway" in [step.kind for step in plan.steps]) is enabled

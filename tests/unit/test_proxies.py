@@ -37,6 +37,13 @@ CASES: list[tuple[str, dict[str, Any], str, str, Any]] = [
         "reg.example.com/envoyproxy/envoy:v9",
     ),
     (
+        "proxy-image-by-digest",
+        {"image": {"proxy": {"digest": "sha256:" + "f" * 64}}},
+        "eg-shared",
+        f"{K}.envoyDeployment.container.image",
+        "docker.io/envoyproxy/envoy:distroless-v1.39.0@sha256:" + "f" * 64,
+    ),
+    (
         "resources-merge-defaults",
         {"data_plane": {"resources": {"requests": {"cpu": "1"}}}},
         "eg-shared",

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.helpers import MISSING, at, find, kinds
+from tests.support.helpers import MISSING, at, find, kinds, with_gateway
 
 CTP = {"client_traffic": {"enabled": True}}
 BTP = {"backend_traffic": {"enabled": True}}
@@ -70,7 +70,14 @@ CASES: list[tuple[str, dict[str, Any], str, str, Any]] = [
 
 @pytest.mark.parametrize(("config", "kind", "path", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_traffic_policy(config: dict[str, Any], kind: str, path: str, expected: Any) -> None:
-    assert at(find(config, kind), path) == expected
+    assert at(find(with_gateway(config), kind), path) == expected
+
+
+def test_explicit_target_needs_no_default_gateway() -> None:
+    """A policy for the user's own Gateway renders without the opt-in bootstrap Gateway."""
+    cfg = {"backend_traffic": {"enabled": True, "target_gateway_name": "edge"}}
+    assert at(find(cfg, "BackendTrafficPolicy"), "spec.targetRefs[0].name") == "edge"
+    assert "Gateway" not in kinds(cfg)
 
 
 def test_policies_absent_by_default() -> None:

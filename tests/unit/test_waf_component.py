@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from envoy_waf.settings import Settings
-from tests.support.helpers import MISSING, at, find, kinds, load
+from tests.support.helpers import MISSING, at, find, kinds, load, with_gateway
 
-ON = {"waf": {"enabled": True, "default_policy": {"enabled": True}}}
+ON = with_gateway({"waf": {"enabled": True, "default_policy": {"enabled": True}}})
 C = "spec.template.spec.containers[0]"
 
 CASES: list[tuple[str, dict[str, Any], str, str, Any]] = [
@@ -74,7 +74,7 @@ CASES: list[tuple[str, dict[str, Any], str, str, Any]] = [
 
 @pytest.mark.parametrize(("config", "kind", "path", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_waf_objects(config: dict[str, Any], kind: str, path: str, expected: Any) -> None:
-    assert at(find(config, kind), path) == expected
+    assert at(find(with_gateway(config), kind), path) == expected
 
 
 def test_absent_when_disabled_and_no_policy_unless_asked() -> None:
@@ -103,8 +103,8 @@ def test_config_change_rolls_pods_and_only_then() -> None:
 
     base = checksum(ON)
     assert checksum(ON) == base
-    assert checksum({"waf": {**ON["waf"], "paranoia_level": 2}}) != base
-    assert checksum({"waf": {**ON["waf"], "replicas": 3}}) == base
+    assert checksum({**ON, "waf": {**ON["waf"], "paranoia_level": 2}}) != base
+    assert checksum({**ON, "waf": {**ON["waf"], "replicas": 3}}) == base
 
 
 def test_fail_open_warns() -> None:

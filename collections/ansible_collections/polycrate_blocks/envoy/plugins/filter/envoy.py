@@ -1,4 +1,6 @@
-"""Thin adapters from Ansible to the pure envoy_block package: validate, plan, render files."""
+"""Thin adapters from Ansible to the pure envoy_block package: the plan and what install, uninstall and status
+read from it. Validation and render are actions (polycrate_blocks.envoy.validate / .render), so that a bad
+config fails once, cleanly, instead of inside a templating error chain."""
 
 from __future__ import annotations
 
@@ -12,18 +14,15 @@ from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block
     config,
     crds,
     lifecycle,
-    render,
 )
 
 DOCUMENTATION = r"""
 name: envoy
-short_description: Validate the envoy block config and build its manifest plan
+short_description: Build the envoy block's manifest plan
 description:
-  - C(validate) checks C(block.config) against schema.json and the cross-field rules and returns the warnings.
   - C(plan) returns the ordered plan (objects with phase, apply and delete rank, wait condition, file name),
     the helm release without credentials, the CRD settings and the ownership labels.
   - C(helm_release) returns the helm release including chart credentials; use it only in tasks with C(no_log).
-  - C(render_files) returns a mapping of relative file path to file content, as C(render) writes them.
   - C(owned_kinds) lists the apiVersion/kind pairs the block can own (install prunes, uninstall removes them).
   - C(leftovers) takes the C(results) of a looped k8s_info over C(owned_kinds) and the plan (or C(none)) and
     returns the owned objects the plan does not render, in delete order.
@@ -34,7 +33,8 @@ description:
     empty) and returns C(crds) (the CustomResourceDefinition documents of the block's API groups and
     Gateway API channel, from any *.yaml/*.yml below the folder or from the chart) and their C(names); it
     fails listing the CRDs the config needs that are missing.
-  - The config-taking filters raise one error listing every config problem with its config path.
+  - The config-taking filters raise one error listing every config problem with its config path; validate
+    first with the C(polycrate_blocks.envoy.validate) action, which reports them cleanly.
 options:
   _input:
     description: Polycrate's C(block) variable (C(name), C(version), C(config)).
@@ -43,10 +43,6 @@ options:
 """
 
 EXAMPLES = r"""
-- name: Validate the config
-  ansible.builtin.set_fact:
-    __envoy_warnings: "{{ block | polycrate_blocks.envoy.validate }}"
-
 - name: Build the plan
   ansible.builtin.set_fact:
     __envoy_plan: "{{ block | polycrate_blocks.envoy.plan }}"
@@ -54,7 +50,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: Warnings (validate), the plan (plan, helm_release) or path -> content (render_files).
+  description: The plan (plan), the helm release (helm_release), or what the other filters derive from it.
   type: raw
 """
 
@@ -73,20 +69,12 @@ def _guard(func: Callable[[Mapping[str, Any]], Any]) -> Callable[[Any], Any]:
     return wrapper
 
 
-def validate(block: Mapping[str, Any]) -> list[str]:
-    return list(config.load(block).warnings)
-
-
 def plan(block: Mapping[str, Any]) -> dict[str, Any]:
     return builder.plan_from_block(block).to_dict(include_secrets=False)
 
 
 def helm_release(block: Mapping[str, Any]) -> dict[str, Any]:
     return dict(builder.plan_from_block(block).to_dict(include_secrets=True)["helm"])
-
-
-def render_files(block: Mapping[str, Any]) -> dict[str, str]:
-    return render.files(builder.plan_from_block(block))
 
 
 def owned_kinds(plan: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -141,9 +129,7 @@ def third_party_kinds(plan: Mapping[str, Any]) -> list[dict[str, str]]:
 
 class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
-        guarded: dict[str, Callable[..., Any]] = {
-            f.__name__: _guard(f) for f in (validate, plan, helm_release, render_files)
-        }
+        guarded: dict[str, Callable[..., Any]] = {f.__name__: _guard(f) for f in (plan, helm_release)}
         return {
             **guarded,
             "owned_kinds": owned_kinds,

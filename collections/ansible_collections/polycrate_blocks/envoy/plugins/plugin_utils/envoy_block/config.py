@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import difflib
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -16,15 +17,40 @@ from typing import Any
 
 import jsonschema
 
+from . import formats, proxy_ports
 from .paths import SCHEMA_PATH
 
 # Friendly wording for the schema's named string formats, keyed by the $ref they come from.
 _FORMAT_HINTS = {
     "dns_label": "a lowercase RFC 1123 label (a-z, 0-9, '-', at most 63 characters)",
     "dns_subdomain": "a lowercase RFC 1123 subdomain (a-z, 0-9, '-', '.')",
+    "gatewayclass_name": "a lowercase RFC 1123 subdomain of at most 63 characters (it is also a label value)",
+    "optional_dns_subdomain": "empty, or the object's name: a lowercase RFC 1123 subdomain (a-z, 0-9, '-', '.')",
+    "hostname": "a lowercase DNS name such as app.example.com or *.example.com",
+    "optional_ipv4": "empty, or an IPv4 address such as 192.0.2.10",
+    "label_value": "a label value: at most 63 of a-z, A-Z, 0-9, '-', '_', '.', starting and ending alphanumeric",
+    "chart_version": "a SemVer chart version such as v1.9.0 or 1.9.0",
+    "image_registry": (
+        "a registry host with a dot or a port, such as docker.io, registry.example.com or localhost:5000 "
+        "(no path: that belongs in repository; a bare name would be read as a Docker Hub namespace)"
+    ),
+    "image_repository": (
+        "a lowercase repository path such as envoyproxy/gateway (a-z, 0-9, '.', '_', '-', separated by '/'; "
+        "no registry, tag or digest)"
+    ),
+    "image_tag": "an image tag such as v1.9.0 (letters, digits, '_', '.', '-', at most 128; no spaces or ':')",
+    "image_digest": "empty, or a digest sha256:<64 lowercase hex digits> (EnvoyProxy accepts sha256 only)",
+    "rule_tag": "a rule tag such as attack-sqli (no quotes, backslashes or line breaks)",
     "duration": "a duration such as 500ms, 30s, 5m or 1h",
     "quantity": "a Kubernetes quantity such as 100m, 256Mi or 1Gi",
+    "cidr": "an IPv4 or IPv6 CIDR such as 10.0.0.0/8 or fd00::/8",
 }
+_KEY_HINT = (
+    "use a qualified name such as example.com/name or name (an optional DNS prefix and '/', then at most 63 "
+    "of a-z, A-Z, 0-9, '-', '_', '.', starting and ending alphanumeric)"
+)
+# The block name is in every object's instance label and in Service names (<name>-waf): an RFC 1035 label.
+_BLOCK_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,57}[a-z0-9])?$")
 
 
 @dataclass(frozen=True, order=True)
@@ -43,8 +69,9 @@ class ConfigError(ValueError):
 
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = sorted(set(problems))
+        self.summary = f"invalid envoy block config ({len(self.problems)} problem(s))"
         lines = "\n".join(f"  - {p}" for p in self.problems)
-        super().__init__(f"invalid envoy block config ({len(self.problems)} problem(s)):\n{lines}")
+        super().__init__(f"{self.summary}:\n{lines}")
 
 
 @dataclass(frozen=True)
@@ -130,20 +157,24 @@ def _path(parts: Iterator[Any] | list[Any]) -> str:
     return text
 
 
+def _child(node: Mapping[str, Any], part: Any) -> Any:
+    """The unresolved schema of `part` below `node`: a list item, a property, or a map's value."""
+    if isinstance(part, int):
+        return node.get("items", {})
+    return node.get("properties", {}).get(part, node.get("additionalProperties", {}))
+
+
 def _schema_node_at(schema: Mapping[str, Any], parts: list[Any]) -> dict[str, Any]:
     node = _resolve(schema, schema)
     for part in parts:
-        if isinstance(part, int):
-            node = _resolve(schema, node.get("items", {}))
-        else:
-            node = _resolve(schema, node.get("properties", {}).get(part, {}))
+        child = _child(node, part)
+        node = _resolve(schema, child if isinstance(child, Mapping) else {})
     return node
 
 
 def _format_hint(schema: Mapping[str, Any], parts: list[Any]) -> str | None:
     parent = _schema_node_at(schema, parts[:-1]) if parts else {}
-    last = parts[-1] if parts else None
-    raw = parent.get("items", {}) if isinstance(last, int) else parent.get("properties", {}).get(last, {})
+    raw = _child(parent, parts[-1]) if parts else {}
     ref = raw.get("$ref", "") if isinstance(raw, Mapping) else ""
     return _FORMAT_HINTS.get(ref.rsplit("/", 1)[-1])
 
@@ -153,12 +184,37 @@ def _is_secret(parts: list[Any]) -> bool:
     return parts[:2] == ["chart", "auth"]
 
 
+def _format_checker(schema: Mapping[str, Any]) -> jsonschema.FormatChecker:
+    checker = jsonschema.FormatChecker(formats=())
+    for name, check in formats.checks(schema["$defs"]).items():
+
+        def strings_only(value: Any, check: Any = check) -> bool:
+            if isinstance(value, str):  # other types get their own type error
+                check(value)
+            return True
+
+        checker.checks(name, raises=ValueError)(strings_only)
+    return checker
+
+
 def shape_problems(raw: Any, schema: Mapping[str, Any]) -> list[Problem]:
-    """Check types, enums, ranges and unknown keys against schema.json; one Problem per finding."""
+    """Check types, enums, ranges, formats and unknown keys against schema.json; one Problem per finding,
+    and one per value: a value failing both its pattern and its format is reported by the format's fix."""
     problems: list[Problem] = []
-    validator = jsonschema.Draft202012Validator(schema)
-    for error in validator.iter_errors(raw):
+    formatted: set[str] = set()
+    validator = jsonschema.Draft202012Validator(schema, format_checker=_format_checker(schema))
+    errors = sorted(validator.iter_errors(raw), key=lambda e: e.validator != "format")
+    for error in errors:
         parts = list(error.absolute_path)
+        if "propertyNames" in error.schema_path:
+            problems.append(Problem(_path(parts), f"key {error.instance!r} is not valid; {_KEY_HINT}"))
+            continue
+        if error.validator == "format":
+            formatted.add(_path(parts))
+            problems.append(Problem(_path(parts), f"{error.instance!r} is not valid; {error.cause}"))
+            continue
+        if error.validator == "pattern" and _path(parts) in formatted:
+            continue
         if error.validator == "additionalProperties":
             known = sorted(_schema_node_at(schema, parts).get("properties", {}))
             for key in sorted(set(error.instance) - set(known)):
@@ -200,10 +256,41 @@ def _listener_tls_mode(listener: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _container_port_problems(
+    at: str, index: int, listener: Mapping[str, Any], seen: dict[tuple[str, int], tuple[int, int]]
+) -> list[Problem]:
+    """A listener binds its container port inside every proxy pod: not one of the proxy's own ports, and
+    not one another listener reaches through Envoy Gateway's shift of low ports (80 and 10080 collide)."""
+    port = listener["port"]
+    inside = proxy_ports.container_port(port)
+    transport = "UDP" if listener["protocol"] == "UDP" else "TCP"
+    if transport == "TCP" and inside in proxy_ports.RESERVED:
+        taken = ", ".join(f"{p} {what}" for p, what in proxy_ports.RESERVED.items())
+        return [
+            Problem(
+                f"{at}.port",
+                f"port {port} is taken inside the proxy pod by {proxy_ports.RESERVED[inside]} ({taken}); "
+                "use another port",
+            )
+        ]
+    first = seen.setdefault((transport, inside), (index, port))
+    if first[1] != port:
+        return [
+            Problem(
+                f"{at}.port",
+                f"port {port} listens on container port {inside}, like listeners[{first[0]}].port {first[1]} "
+                f"(Envoy Gateway adds {proxy_ports.PORT_SHIFT} to ports below {proxy_ports.SHIFTED_BELOW}); "
+                "change one of them",
+            )
+        ]
+    return []
+
+
 def _listener_problems(listeners: list[Mapping[str, Any]]) -> list[Problem]:
     problems: list[Problem] = []
     seen_names: dict[str, int] = {}
     seen_triples: dict[tuple[int, str, str], int] = {}
+    seen_inside: dict[tuple[str, int], tuple[int, int]] = {}
     for index, listener in enumerate(listeners):
         at = f"config.default_gateway.listeners[{index}]"
         protocol = listener["protocol"]
@@ -227,6 +314,7 @@ def _listener_problems(listeners: list[Mapping[str, Any]]) -> list[Problem]:
                 )
             )
         seen_triples.setdefault(triple, index)
+        problems += _container_port_problems(at, index, listener, seen_inside)
 
         if protocol in ("HTTP", "TCP", "UDP"):
             for key in ("tls_mode", "certificate_refs"):
@@ -327,6 +415,16 @@ def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> t
     gateway = values["default_gateway"]
     if gateway["enabled"]:
         problems += _listener_problems(gateway["listeners"])
+    elif "listeners" in raw.get("default_gateway", {}):
+        # The bootstrap Gateway is opt-in: listeners alone render nothing, and install would prune a
+        # Gateway an earlier version (on by default) created.
+        problems.append(
+            Problem(
+                "config.default_gateway.listeners",
+                "no Gateway is rendered while config.default_gateway.enabled is false (the default); "
+                "set default_gateway.enabled: true, or remove listeners",
+            )
+        )
 
     for policy in ("client_traffic", "backend_traffic"):
         section = values[policy]
@@ -334,7 +432,9 @@ def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> t
             problems.append(
                 Problem(
                     f"config.{policy}.target_gateway_name",
-                    "the policy needs a Gateway to target; set target_gateway_name or enable default_gateway",
+                    "the policy needs a Gateway to target; set "
+                    f"config.{policy}.target_gateway_name to your Gateway's name, or "
+                    "config.default_gateway.enabled: true to target the bootstrap Gateway",
                 )
             )
     proxy_protocol = values["client_traffic"]["proxy_protocol"]
@@ -401,7 +501,8 @@ def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> t
         problems.append(
             Problem(
                 "config.waf.default_policy.enabled",
-                "attaches to the default Gateway; enable default_gateway or attach the WAF to your own Gateways",
+                "attaches to the default Gateway; set config.default_gateway.enabled: true, or attach the WAF "
+                "to your own Gateways with your own EnvoyExtensionPolicy",
             )
         )
 
@@ -450,6 +551,16 @@ def load(block: Mapping[str, Any]) -> Config:
         raise ConfigError([Problem("config", f"must be a mapping, got {type(raw_config).__name__}")])
     raw = _drop_nulls(dict(raw_config))
     problems = shape_problems(raw, schema)
+    block_name = str(block.get("name") or "envoy")
+    if not _BLOCK_NAME.match(block_name):
+        problems.append(
+            Problem(
+                "block.name",
+                f"{block_name!r} cannot name Kubernetes objects (it is the instance label and part of Service "
+                "names); rename the block in workspace.poly to a lowercase RFC 1035 label of at most 59 "
+                "characters (a-z, 0-9, '-', starting with a letter), e.g. envoy-edge",
+            )
+        )
     values = apply_defaults(raw, schema)
     try:
         cross, warnings = cross_field_problems(values, raw)
@@ -463,7 +574,7 @@ def load(block: Mapping[str, Any]) -> Config:
         raise ConfigError(problems)
     return Config(
         values=values,
-        block_name=str(block.get("name") or "envoy"),
+        block_name=block_name,
         block_version=str(block.get("version") or "0.0.0"),
         warnings=tuple(warnings),
     )

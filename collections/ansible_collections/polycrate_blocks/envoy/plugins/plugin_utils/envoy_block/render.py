@@ -29,6 +29,9 @@ def to_yaml(data: Any) -> str:
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1_000_000)
 
 
+# What `render` owns below the artifacts folder (Polycrate keeps other files there: kubeconfig, inventory).
+OWNED = ("manifests", "helm", "plan.yaml")
+
 HEADER = "# Rendered by the envoy Polycrate block ({what}). Do not edit: change block.config and render again.\n"
 
 

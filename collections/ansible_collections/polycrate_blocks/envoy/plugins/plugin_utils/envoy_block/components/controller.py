@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import labels
+from .. import images, labels
 from ..config import Config
 
 RELEASE_NAME = "envoy-gateway"
-
-
-def _image(ref: dict[str, str]) -> str:
-    return f"{ref['registry']}/{ref['repository']}:{ref['tag']}"
 
 
 def values(config: Config) -> dict[str, Any]:
@@ -25,8 +21,8 @@ def values(config: Config) -> dict[str, Any]:
         "crds": {"enabled": False},
         "global": {
             "images": {
-                "envoyGateway": {"image": _image(config.get("image.controller"))},
-                "envoyProxy": {"image": _image(config.get("image.proxy"))},
+                "envoyGateway": {"image": images.reference(config.get("image.controller"))},
+                "envoyProxy": {"image": images.reference(config.get("image.proxy"))},
             },
         },
         "deployment": {"pod": {"labels": pod_labels}},

@@ -13,13 +13,13 @@ from typing import Any
 from .. import labels
 from ..config import Config
 from ..plan import Phase, Step
+from ..proxy_ports import METRICS_PORT, READINESS_PORT, container_port
 from . import waf
 from .controller import RELEASE_NAME
 
 XDS_PORT = 18000  # proxies -> controller; 18001 (rate limit) and 18002 (Wasm) are not proxy paths here
 WEBHOOK_PORT = 9443  # apiserver -> controller topology-injector webhook
-METRICS_PORT = 19001
-PORT_SHIFT = 10000  # Envoy Gateway maps listener ports below 1024 to +10000 inside the container
+CONTROLLER_METRICS_PORT = 19001  # the controller's /metrics (the proxies' stats port has the same number)
 CONTROLLER_LABELS = {"control-plane": "envoy-gateway", "app.kubernetes.io/instance": RELEASE_NAME}
 # The chart stamps nothing but `app: certgen` on its certgen Job pods.
 CERTGEN_LABELS = {"app": "certgen"}
@@ -63,7 +63,7 @@ def proxy_selector(config: Config) -> dict[str, str]:
 
 def container_ports(listener_ports: list[int]) -> list[int]:
     """The ports the proxy container really listens on for the given listener ports."""
-    return sorted({p + PORT_SHIFT if p < 1024 else p for p in listener_ports})
+    return sorted({container_port(p) for p in listener_ports})
 
 
 def _dns() -> Flow:
@@ -89,7 +89,7 @@ def policies(config: Config) -> list[Policy]:
     controller = Peer("pods", _pairs(CONTROLLER_LABELS), ns)
     proxy_ports = config.get("network_policy.proxy_ingress_ports")
     ingress_ports: tuple[tuple[str, int | None], ...] = (
-        tuple(("TCP", p) for p in [*container_ports(proxy_ports), METRICS_PORT, 19003])
+        tuple(("TCP", p) for p in [*container_ports(proxy_ports), METRICS_PORT, READINESS_PORT])
         if proxy_ports
         else (("TCP", None),)
     )
@@ -114,7 +114,7 @@ def policies(config: Config) -> list[Policy]:
         flows=(
             Flow("ingress", Peer("pods", proxies, None if gateway_namespace else ns), (("TCP", XDS_PORT),)),
             Flow("ingress", Peer("apiserver"), (("TCP", WEBHOOK_PORT),)),
-            Flow("ingress", monitoring, (("TCP", METRICS_PORT),)),
+            Flow("ingress", monitoring, (("TCP", CONTROLLER_METRICS_PORT),)),
             _dns(),
             Flow("egress", Peer("apiserver"), (("TCP", 443), ("TCP", 6443))),
         ),

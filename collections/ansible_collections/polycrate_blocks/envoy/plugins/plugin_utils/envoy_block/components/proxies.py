@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import labels
+from .. import images, labels
 from ..config import Config
 from ..plan import Phase, Step
 
@@ -56,10 +56,7 @@ def _service(config: Config, shared: bool) -> dict[str, Any]:
 
 
 def _workload(config: Config, class_name: str) -> tuple[str, dict[str, Any]]:
-    proxy_image = config.get("image.proxy")
-    container: dict[str, Any] = {
-        "image": f"{proxy_image['registry']}/{proxy_image['repository']}:{proxy_image['tag']}",
-    }
+    container: dict[str, Any] = {"image": images.reference(config.get("image.proxy"))}
     resources = _resources(config)
     if resources:
         container["resources"] = resources

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from .. import labels
+from .. import images, labels
 from ..config import Config
 from ..plan import Phase, Step
 from .gateway import target_gateway
@@ -57,7 +57,6 @@ def config_map(config: Config) -> dict[str, Any]:
 
 def deployment(config: Config) -> dict[str, Any]:
     waf = config.get("waf")
-    image = waf["image"]
     pod_labels = {**labels.standard(config, ROLE), **selector(config), labels.LOG_SOURCE_LABEL: labels.LOG_SOURCE}
     # The settings' hash in the pod template: changed rules roll the pods, unchanged ones never do.
     checksum = hashlib.sha256(config_map(config)["data"][CONFIG_FILE].encode()).hexdigest()[:16]
@@ -97,7 +96,7 @@ def deployment(config: Config) -> dict[str, Any]:
                     "containers": [
                         {
                             "name": "waf",
-                            "image": f"{image['registry']}/{image['repository']}:{image['tag']}",
+                            "image": images.reference(waf["image"]),
                             "args": ["--config", f"/etc/envoy-waf/{CONFIG_FILE}"],
                             "ports": [
                                 {"name": "grpc", "containerPort": GRPC_PORT, "protocol": "TCP"},

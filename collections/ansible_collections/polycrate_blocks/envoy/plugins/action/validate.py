@@ -1,0 +1,17 @@
+"""Validate block.config: every problem at once, by config path, in one clean task failure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_action import BlockAction, config_failure
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import config
+
+
+class ActionModule(BlockAction):
+    def act(self, block: dict[str, Any]) -> dict[str, Any]:
+        try:
+            loaded = config.load(block)
+        except config.ConfigError as exc:
+            return config_failure(exc, "nothing was changed")
+        return {"changed": False, "warnings": list(loaded.warnings)}

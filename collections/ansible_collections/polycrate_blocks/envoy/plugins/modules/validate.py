@@ -1,0 +1,42 @@
+"""Documentation only: polycrate_blocks.envoy.validate runs as an action plugin on the controller."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: validate
+short_description: Validate the envoy block config
+description:
+  - Checks C(block.config) against schema.json, the value grammars and the cross-field rules, with Polycrate's
+    merge already applied.
+  - On a bad config the task fails once, cleanly; C(problems) lists every problem with its config path and fix.
+  - Config warnings are shown as Ansible warnings.
+  - Runs on the controller (an action plugin); values under C(chart.auth) are never echoed.
+version_added: "0.5.0"
+options:
+  block:
+    description: Polycrate's C(block) variable (C(name), C(version), C(config)).
+    type: dict
+    required: true
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+author: envoy block maintainers
+"""
+
+EXAMPLES = r"""
+- name: Validate the block config
+  polycrate_blocks.envoy.validate:
+    block: "{{ block }}"
+"""
+
+RETURN = r"""
+problems:
+  description: Every problem, one line each, the config path, then what to do, sorted (only when the config is invalid).
+  returned: failure
+  type: str
+  sample: |
+    config.image.controller.tag: 'v1.9.0 latest' is not valid; use an image tag such as v1.9.0
+    config.service.loadbalancer_ip: needs service.type LoadBalancer (is ClusterIP); remove loadbalancer_ip or ...
+"""

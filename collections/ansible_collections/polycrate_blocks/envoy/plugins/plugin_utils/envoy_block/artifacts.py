@@ -1,0 +1,103 @@
+"""Write a render into the artifacts folder in one pass: only what changed, stale files removed.
+
+The folder is shared (Polycrate keeps the block's kubeconfig and inventory there), so only the paths
+`render` owns are ever written or removed. Each file is replaced atomically; nothing is touched in
+check mode, and the outcome says the same either way.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+FILE_MODE = 0o644
+DIR_MODE = 0o755
+
+
+@dataclass
+class Outcome:
+    """What a sync did (or, in check mode, would do); paths relative to the artifacts folder."""
+
+    written: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    diffs: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.written or self.removed)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def _write(path: Path, content: str) -> None:
+    for folder in reversed([p for p in path.parents if not p.exists()]):
+        folder.mkdir()
+        folder.chmod(DIR_MODE)
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(content)
+        os.chmod(temp, FILE_MODE)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def owned_files(dest: Path, owned: Iterable[str]) -> list[str]:
+    """Files under `dest` that render owns (its folders, and its files at the top), relative and sorted."""
+    found: set[str] = set()
+    for name in owned:
+        path = dest / name
+        if path.is_file():
+            found.add(name)
+        elif path.is_dir():
+            found.update(str(p.relative_to(dest)) for p in path.rglob("*") if p.is_file() or p.is_symlink())
+    return sorted(found)
+
+
+def sync(dest: Path, files: Mapping[str, str], owned: Iterable[str], check: bool = False) -> Outcome:
+    """Make the owned part of `dest` hold exactly `files` (relative path -> content)."""
+    outcome = Outcome()
+    for rel, content in files.items():
+        path = dest / rel
+        before = _read(path)
+        if before == content and (path.stat().st_mode & 0o777) == FILE_MODE:
+            continue
+        outcome.written.append(rel)
+        if before != content:
+            outcome.diffs.append({"before_header": rel, "after_header": rel, "before": before or "", "after": content})
+        if not check:
+            _write(path, content)
+    for rel in owned_files(dest, owned):
+        if rel not in files:
+            outcome.removed.append(rel)
+            before = "" if (dest / rel).is_symlink() else _read(dest / rel) or ""
+            gone = {"before_header": rel, "after_header": f"{rel} (removed)", "before": before, "after": ""}
+            outcome.diffs.append(gone)
+            if not check:
+                (dest / rel).unlink()
+    return outcome
+
+
+def remove(dest: Path, owned: Iterable[str], check: bool = False) -> list[str]:
+    """Remove a previous render (the owned folders and files), so it cannot pass for the current config."""
+    owned = list(owned)
+    gone = owned_files(dest, owned)
+    if not check:
+        for name in owned:
+            path = dest / name
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            elif path.exists() or path.is_symlink():
+                path.unlink()
+    return gone

@@ -1,0 +1,73 @@
+"""Checks a JSON Schema `pattern` cannot express, registered as the schema's custom `format`s.
+
+Each check raises ValueError whose text is the fix; config.shape_problems puts it after the value's
+config path. Polycrate's own schema validation ignores formats it does not know, so the shape that a
+pattern can express stays in schema.json (a CIDR's pattern, the OCI grammar in the image_* $defs) and
+these add what needs code: real networks, and a chart reference helm can actually use.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+CHART_FORMS = (
+    "use oci://<registry>/<repository> (the version goes in chart.version), an https:// URL of a "
+    "packaged chart (.tgz), or the path of a local chart directory (with Chart.yaml) or .tgz"
+)
+
+
+def cidr(value: str) -> None:
+    """An IPv4 or IPv6 network with its prefix length and no host bits set (as NetworkPolicy ipBlock needs)."""
+    if "/" not in value:
+        raise ValueError(f"add the prefix length, e.g. {value}/32 for one IPv4 address or {value}/128 for IPv6")
+    try:
+        ipaddress.ip_network(value, strict=True)
+    except ValueError:
+        try:
+            network = ipaddress.ip_network(value, strict=False)
+        except ValueError:
+            raise ValueError("use an IPv4 or IPv6 CIDR such as 10.0.0.0/8 or fd00::/8") from None
+        raise ValueError(f"use {network} (the bits after the /{network.prefixlen} prefix must be zero)") from None
+
+
+def chart_ref(value: str, registry: re.Pattern[str], repository: re.Pattern[str], base: Path | None = None) -> None:
+    """What helm accepts as the chart argument: an OCI reference without a tag, an https:// URL of a
+    packaged chart, or a local chart directory or .tgz (relative paths resolve against `base`, the
+    directory ansible-playbook runs in)."""
+    if value.startswith("oci://"):
+        host, _, name = value.removeprefix("oci://").partition("/")
+        if "@" in name or ":" in name:
+            raise ValueError("an oci:// chart reference takes no tag or digest; put the version in chart.version")
+        if not registry.fullmatch(host):
+            raise ValueError(f"{host!r} is not a registry host; {CHART_FORMS}")
+        if not repository.fullmatch(name):
+            raise ValueError(f"{name!r} is not an OCI repository (a-z, 0-9, '.', '_', '-', '/'); {CHART_FORMS}")
+        return
+    if value.startswith("https://"):
+        url = urlsplit(value)
+        if not url.hostname or any(c.isspace() for c in value) or not url.path.endswith(".tgz"):
+            raise ValueError(f"an https:// chart must be the URL of a packaged chart (.tgz); {CHART_FORMS}")
+        return
+    if "://" in value:
+        raise ValueError(f"only oci:// and https:// are fetched (helm refuses plain http); {CHART_FORMS}")
+    path = (base or Path.cwd()) / value
+    if path.is_dir() and (path / "Chart.yaml").is_file():
+        return
+    if path.is_file() and path.name.endswith(".tgz"):
+        return
+    raise ValueError(f"no chart directory or .tgz at {path}; {CHART_FORMS}")
+
+
+def checks(defs: Mapping[str, Any]) -> dict[str, Callable[[str], None]]:
+    """The schema's custom formats by name; `defs` are schema.json's $defs (the OCI grammar lives there)."""
+    registry = re.compile(defs["image_registry"]["pattern"])
+    repository = re.compile(defs["image_repository"]["pattern"])
+    return {
+        "cidr": cidr,
+        "helm-chart-ref": lambda value: chart_ref(value, registry, repository),
+    }
