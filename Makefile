@@ -53,7 +53,7 @@ render: $(STAMP)
 	@echo "Rendered into $(ARTIFACTS)/ (manifests/, helm/, plan.yaml)"
 
 # Render time of examples/waf next to an empty playbook run, as a ratio (target 3x). A report, not a gate.
-bench-render: $(STAMP)
+bench-render: $(STAMP) tools
 	$(BIN)/python tools/bench_render.py
 
 lint: $(STAMP) $(WAF_STAMP)

@@ -71,6 +71,7 @@ class Kube:
         self.registry = registry
         self.api = cluster.api
         self.workdir = workdir
+        self.runs = 0
 
     def config(self, **extra: Any) -> dict[str, Any]:
         """The real charts from the local OCI registry (with chart.auth), merged with `extra` the way
@@ -108,7 +109,11 @@ class Kube:
             text=True,
             check=False,
         )
-        return Run(done.returncode, done.stdout + done.stderr)
+        run = Run(done.returncode, done.stdout + done.stderr)
+        # Every run's full output stays beside the test for diagnosis (assertions show only the tail).
+        self.runs += 1
+        (self.workdir / f"{self.runs:02d}-{name}.log").write_text(run.output, encoding="utf-8")
+        return run
 
     def get(self, path: str) -> dict[str, Any] | None:
         try:
@@ -165,6 +170,7 @@ PLURALS = {
     "Namespace": "namespaces",
     "Service": "services",
     "ConfigMap": "configmaps",
+    "Secret": "secrets",
     "NetworkPolicy": "networkpolicies",
     "Deployment": "deployments",
     "CustomResourceDefinition": "customresourcedefinitions",
@@ -204,11 +210,11 @@ def kube(cluster: Cluster, registry: Registry, tmp_path: Path) -> Iterator[Kube]
     """The cluster for one test; afterwards the block is uninstalled (CRDs kept) so the next test starts clean."""
     k = Kube(cluster, registry, tmp_path)
     yield k
-    leftover_gateways = (
-        k.items("/apis/gateway.networking.k8s.io/v1/gateways")
-        if k.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gateways.gateway.networking.k8s.io")
-        else []
-    )
-    for gw in leftover_gateways:
-        k.delete(gw)
-    k.playbook("uninstall", k.config())
+    crd = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gateways.gateway.networking.k8s.io"
+    gateways = k.items("/apis/gateway.networking.k8s.io/v1/gateways") if k.get(crd) else []
+    for gw in gateways:
+        if not (gw["metadata"].get("labels") or {}).get("app.kubernetes.io/managed-by"):
+            k.delete(gw)  # a tenant's Gateway the test left behind would block uninstall
+    installed = k.get("/api/v1/namespaces/envoy-gateway-system") or gateways
+    if installed:
+        k.playbook("uninstall", k.config()).ok()

@@ -6,8 +6,6 @@ uses a class, otherwise deletes Gateways first (the API server's audit log shows
 until their proxies are gone, keeps CRDs and a namespace that existed before, and a second run changes
 nothing; remove_crds removes the CRDs; an upgrade from an older chart applies the CRDs server-side before
 helm upgrades the release and leaves the block's objects unchanged.
-Mutation check (done once): giving Phase.PROXY_CONFIG a delete rank after GATEWAYCLASS turned
-test_uninstall_order_and_idempotence red.
 """
 
 from __future__ import annotations
@@ -90,9 +88,14 @@ def test_prune_keeps_tenant_objects(kube: Kube) -> None:
         kube.delete(obj)
 
 
-def test_uninstall_refuses_while_a_tenant_gateway_uses_a_class(kube: Kube) -> None:
-    cfg = kube.config()
+def test_uninstall_refuses_then_removes_in_order(kube: Kube) -> None:
+    kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})  # existed before the block
+    cfg = kube.config(
+        default_gateway={"enabled": True}, client_traffic={"enabled": True}, backend_traffic={"enabled": True}
+    )
     kube.playbook("install", cfg).ok()
+    assert_healthy(kube, plan(cfg))
+
     kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-b"}})
     tenant = {
         "apiVersion": "gateway.networking.k8s.io/v1",
@@ -102,21 +105,14 @@ def test_uninstall_refuses_while_a_tenant_gateway_uses_a_class(kube: Kube) -> No
     }
     kube.apply(tenant)
     mark = len(kube.cluster.audit())
-    run = kube.playbook("uninstall", cfg)
-    assert run.returncode != 0
-    assert "team-b" in run.output
-    assert "Nothing was removed" in run.output
-    assert [w for w in writes(kube, mark) if w[0] == "delete"] == []
+    refused = kube.playbook("uninstall", cfg)
+    assert refused.returncode != 0
+    assert "team-b" in refused.output
+    assert "Nothing was removed" in refused.output
+    assert [w for w in writes(kube, mark) if w.verb == "delete"] == []
     kube.delete(tenant)
+    kube.wait(lambda: kube.get(f"{GW_API}/namespaces/team-b/gateways/team-b") is None, 60, "tenant Gateway gone")
 
-
-def test_uninstall_order_and_idempotence(kube: Kube) -> None:
-    kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})  # existed before the block
-    cfg = kube.config(
-        default_gateway={"enabled": True}, client_traffic={"enabled": True}, backend_traffic={"enabled": True}
-    )
-    kube.playbook("install", cfg).ok()
-    assert_healthy(kube, plan(cfg))
     mark = len(kube.cluster.audit())
     kube.playbook("uninstall", cfg).ok()
     deletes = [(x.resource, x.name) for x in writes(kube, mark) if x.verb == "delete"]
@@ -126,17 +122,18 @@ def test_uninstall_order_and_idempotence(kube: Kube) -> None:
     assert block_deletes[0] == ("gateways", "eg-shared"), deletes
     order = [res for res, _ in block_deletes]
     assert order.index("clienttrafficpolicies") < order.index("envoyproxies") < order.index("gatewayclasses")
-    # The controller removed the proxies before the classes went.
-    assert (
-        kube.items(f"/apis/apps/v1/namespaces/{NS}/deployments", labelSelector="app.kubernetes.io/component=proxy")
-        == []
+    proxies = kube.items(
+        f"/apis/apps/v1/namespaces/{NS}/deployments", labelSelector="app.kubernetes.io/component=proxy"
     )
+    assert proxies == [], "the controller removed the proxies"
     assert owned(kube) == set()
     assert kube.get(f"{CRD}/gateways.gateway.networking.k8s.io") is not None, "CRDs stay by default"
     assert kube.get(f"/api/v1/namespaces/{NS}") is not None, "a namespace that existed before stays"
     again = kube.playbook("uninstall", cfg).ok()
     assert again.recap["changed"] == 0, again.output[-4000:]
     kube.delete({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    kube.delete({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-b"}})
+    kube.wait(lambda: kube.get(f"/api/v1/namespaces/{NS}") is None, 120, "namespace deleted")
 
 
 def test_remove_crds_removes_them(kube: Kube) -> None:

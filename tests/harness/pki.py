@@ -123,3 +123,14 @@ def create(folder: Path, service_ip: str) -> Pki:
     _write_key(sa_key, pki.sa_key)
     pki.sa_pub.write_bytes(sa_key.public_key().public_bytes(pem, serialization.PublicFormat.SubjectPublicKeyInfo))
     return pki
+
+
+def self_signed(hostname: str) -> tuple[bytes, bytes]:
+    """A self-signed serving certificate and key (PEM) for `hostname`, as a tenant's TLS Secret holds."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = _name(hostname)
+    cert = _issue(name, key, name, key, server_names=(hostname,))
+    pem = serialization.Encoding.PEM
+    return cert.public_bytes(pem), key.private_bytes(
+        pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )

@@ -89,6 +89,10 @@ def test_status_healthy_only_when_every_condition_holds() -> None:
     assert not all(r["ok"] for r in lifecycle.status_rows(p, found, deployment))
     assert not all(r["ok"] for r in lifecycle.status_rows(p, found[:3], deployment)), "a missing policy is unhealthy"
     assert not all(r["ok"] for r in lifecycle.status_rows(p, found, None)), "no controller is unhealthy"
+    stopped = {"spec": {"replicas": 0}, "status": {}}
+    controller = lifecycle.status_rows(p, found, stopped)[0]
+    assert controller["name"] == "envoy-gateway"
+    assert not controller["ok"], "a controller scaled to zero is stopped (found on the real cluster)"
 
 
 def test_third_party_kinds_name_what_provides_them() -> None:

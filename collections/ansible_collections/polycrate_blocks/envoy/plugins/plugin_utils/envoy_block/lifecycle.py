@@ -91,7 +91,8 @@ def status_rows(
             {
                 "what": "controller",
                 "name": "envoy-gateway",
-                "ok": deployment is not None and ready >= wanted,
+                # Scaled to zero is stopped, not healthy: nothing reconciles the Gateways.
+                "ok": deployment is not None and ready >= max(wanted, 1),
                 "detail": f"{ready}/{wanted} ready" if deployment else "Deployment not found",
             }
         )
