@@ -73,3 +73,12 @@ def writes(kube: Kube, since: int = 0) -> list[Write]:
                 )
             )
     return out
+
+
+# The block writes through the Kubernetes Python client (kubernetes.core) and helm; every other writer
+# (controller-manager, kwok, the Envoy Gateway controller, the harness) is the cluster at work.
+BLOCK_AGENTS = ("OpenAPI-Generator/", "Helm/")
+
+
+def block_writes(kube: Kube, since: int = 0) -> list[Write]:
+    return [w for w in writes(kube, since) if w.agent.startswith(BLOCK_AGENTS)]

@@ -12,14 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.cluster.common import writes
+from tests.cluster.common import block_writes
 from tests.cluster.conftest import Kube
 
 pytestmark = pytest.mark.playbook
-
-
-def _block_writes(kube: Kube, mark: int) -> list[object]:
-    return [w for w in writes(kube, mark) if not w.agent.startswith(("kube-controller-manager", "kwok"))]
 
 
 def test_unreachable_api_server(kube: Kube, tmp_path: Path) -> None:
@@ -39,7 +35,7 @@ def test_wrong_kubeconfig(kube: Kube, tmp_path: Path) -> None:
     assert run.returncode != 0
     assert "Cannot talk to the Kubernetes API server" in run.output
     assert "missing.yml" in run.output
-    assert _block_writes(kube, mark) == []
+    assert block_writes(kube, mark) == []
 
 
 def test_a_chart_version_that_does_not_exist(kube: Kube) -> None:
@@ -48,4 +44,4 @@ def test_a_chart_version_that_does_not_exist(kube: Kube) -> None:
     assert run.returncode != 0
     assert "chart.version v9.9.9" in run.output
     assert "Nothing was changed" in run.output
-    assert _block_writes(kube, mark) == [], "nothing may be written before the chart is known to exist"
+    assert block_writes(kube, mark) == [], "nothing may be written before the chart is known to exist"
