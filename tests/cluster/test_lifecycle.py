@@ -145,26 +145,27 @@ def test_remove_crds_removes_them(kube: Kube) -> None:
     assert not any(n.endswith(".gateway.envoyproxy.io") or n.endswith(".gateway.networking.k8s.io") for n in names)
 
 
-def _older_chart(folder: Path, version: str) -> Path:
+def _older_chart(folder: Path, version: str, name: str = "gateway-helm") -> Path:
     """The shared chart repackaged under an older version (no older published chart is at hand here): the
     upgrade path (pre-upgrade certgen hook, release revision 2) is helm's real one; the templates are v1.9.0's."""
-    with tarfile.open(CHARTS / "gateway-helm-v1.9.0.tgz") as tar:
+    with tarfile.open(CHARTS / f"{name}-v1.9.0.tgz") as tar:
         tar.extractall(folder, filter="data")
-    meta = folder / "gateway-helm/Chart.yaml"
+    meta = folder / name / "Chart.yaml"
     chart = yaml.safe_load(meta.read_text(encoding="utf-8"))
     chart["version"] = version
     meta.write_text(yaml.safe_dump(chart), encoding="utf-8")
     subprocess.run(
-        [str(ROOT / ".tools/bin/helm"), "package", str(folder / "gateway-helm"), "-d", str(folder)],
+        [str(ROOT / ".tools/bin/helm"), "package", str(folder / name), "-d", str(folder)],
         check=True,
         capture_output=True,
     )
-    shutil.rmtree(folder / "gateway-helm")
-    return folder / f"gateway-helm-{version}.tgz"
+    shutil.rmtree(folder / name)
+    return folder / f"{name}-{version}.tgz"
 
 
 def test_upgrade_from_an_older_chart(kube: Kube, tmp_path: Path) -> None:
     kube.registry.push(_older_chart(tmp_path, "1.8.99"))
+    kube.registry.push(_older_chart(tmp_path, "1.8.99", "gateway-crds-helm"))  # the CRD chart follows chart.version
     cfg_old = kube.config(chart={"version": "1.8.99"}, default_gateway={"enabled": True})
     kube.playbook("install", cfg_old).ok()
     release = kube.items(f"/api/v1/namespaces/{NS}/secrets", labelSelector="owner=helm,name=envoy-gateway")
