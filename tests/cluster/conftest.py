@@ -52,17 +52,6 @@ class Run:
         return self
 
 
-def local_chart_config(**extra: Any) -> dict[str, Any]:
-    """The real charts from shared/ as local chart paths (no registry needed), merged with `extra` the way
-    Polycrate merges a workspace config over the block's."""
-    cfg: dict[str, Any] = {
-        "chart": {"repo": {"url": str(CHARTS / "gateway-helm-v1.9.0.tgz")}},
-        "crds": {"chart_url": str(CHARTS / "gateway-crds-helm-v1.9.0.tgz")},
-        "wait": {"timeout": 180},
-    }
-    return dict(merge_config(cfg, extra))
-
-
 class Kube:
     """The running cluster and chart registry, plus the block's playbooks pointed at them."""
 

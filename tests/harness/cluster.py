@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
-from .api import Api, ApiError
+from .api import Api
 from .controlplane import HARNESS_NODE, KWOK_NODE, ControlPlane
 from .kubelet import Kubelet
 from .loadbalancer import LoadBalancer
@@ -73,20 +72,3 @@ class Cluster:
 
     def errors(self) -> list[str]:
         return [*(self.kubelet.errors if self.kubelet else []), *(self.lb.errors if self.lb else [])]
-
-    def logs(self, name: str, lines: int = 60) -> str:
-        for proc in self.plane.procs:
-            if proc.name == name:
-                return proc.tail(lines)
-        return ""
-
-    def get(self, path: str) -> Any | None:
-        try:
-            return self.api.get(path)
-        except ApiError as err:
-            if err.status == 404:
-                return None
-            raise
-
-    def remove(self) -> None:
-        shutil.rmtree(self.workdir, ignore_errors=True)
