@@ -204,6 +204,12 @@ def kube(cluster: Cluster, registry: Registry, tmp_path: Path) -> Iterator[Kube]
     for gw in gateways:
         if not (gw["metadata"].get("labels") or {}).get("app.kubernetes.io/managed-by"):
             k.delete(gw)  # a tenant's Gateway the test left behind would block uninstall
-    installed = k.get("/api/v1/namespaces/envoy-gateway-system") or gateways
+    ns = "/api/v1/namespaces/envoy-gateway-system"
+    installed = k.get(ns) or gateways
     if installed:
         k.playbook("uninstall", k.config()).ok()
+    if k.get(ns):
+        # The test created the namespace itself, as an operator would (test_examples, for TLS Secrets): the
+        # block rightly keeps a namespace it did not create, so remove it here or the next test sees it.
+        k.delete({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "envoy-gateway-system"}})
+        k.wait(lambda: k.get(ns) is None, 120, "leftover namespace deleted")
