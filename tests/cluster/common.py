@@ -62,7 +62,11 @@ def writes(kube: Kube, since: int = 0) -> list[Write]:
     for event in kube.cluster.audit()[since:]:
         ref = event.get("objectRef") or {}
         code = (event.get("responseStatus") or {}).get("code", 0)
-        if event["verb"] in ("create", "patch", "update", "delete") and code < 300 and not ref.get("subresource"):
+        if (
+            event["verb"] in ("create", "patch", "update", "delete", "deletecollection")
+            and code < 300
+            and not ref.get("subresource")
+        ):
             out.append(
                 Write(
                     event["verb"],

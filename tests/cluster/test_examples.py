@@ -27,6 +27,7 @@ from tests.support.helpers import plan
 
 pytestmark = pytest.mark.playbook
 EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/config.yml"))
+POLICY_KINDS = ("ClientTrafficPolicy", "BackendTrafficPolicy", "EnvoyExtensionPolicy")
 THIRD_PARTY_CRDS = {
     "operator.victoriametrics.com": "victoriametrics",
     "cilium.io": "cilium",
@@ -85,6 +86,13 @@ def test_every_example_installs_healthy(kube: Kube) -> None:
             assert_healthy(kube, plan(cfg))
         except AssertionError as err:
             failures.append(f"{name}: {err}")
+            continue
+        policies = [e["name"] for e in plan(cfg).to_dict()["objects"] if e["kind"] in POLICY_KINDS]
+        if policies:  # status reads every policy it reports (issue #12 item 7: it skipped the WAF's)
+            status = kube.playbook("status", cfg)
+            missing = [p for p in policies if p not in status.output]
+            if status.returncode != 0 or missing:
+                failures.append(f"{name}: status unhealthy or without {missing}\n{status.output[-3000:]}")
     assert not failures, "\n\n".join(failures)
 
 

@@ -4,7 +4,9 @@ Guards: the first apply is correct (classes Accepted, the default Gateway Progra
 config asked for, every policy Accepted, as the controller reports them; proxy pods carry the labels the
 network policies and the VMPodScrape select), the second apply changes nothing, `plan` lists creations on a
 fresh cluster and nothing on an installed one, `status` is healthy and fails naming the controller row
-when the controller is stopped.
+when the controller is stopped, and uninstall then refuses before deleting anything (the proxies of a
+Gateway deleted while the controller is down are never removed); an uninstall right after the controller
+restarts leaves no proxy behind (the restarted controller misses deletions until it holds the lease).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from envoy_block import labels
-from tests.cluster.common import assert_healthy
+from tests.cluster.common import assert_healthy, block_writes
 from tests.cluster.conftest import Kube
 from tests.support.helpers import plan
 
@@ -67,5 +69,22 @@ def test_install_plan_and_status(kube: Kube) -> None:
         assert stopped.returncode != 0
         assert "controller/envoy-gateway" in stopped.output
         assert "UNHEALTHY" in stopped.output
+        # Gateways deleted while the controller is down leave their proxies behind for good.
+        mark = len(kube.cluster.audit())
+        refused = kube.playbook("uninstall", cfg)
+        assert refused.returncode != 0
+        assert "has no ready pod" in refused.output, refused.output[-3000:]
+        assert "Nothing was removed" in refused.output
+        assert [w for w in block_writes(kube, mark) if w.verb == "delete"] == []
     finally:
         kube.api.merge_patch(path, {"spec": {"replicas": 1}})
+
+    # Uninstall right after the restart: it waits for a ready controller pod, but that pod only becomes leader
+    # when the old lease expires (~15 s) and then never learns of the deleted Gateway. Whichever way that race
+    # goes, nothing of the proxies may stay behind.
+    kube.playbook("uninstall", {**cfg, "wait": {"timeout": 30}}).ok()
+    for kind in ("deployments", "daemonsets"):
+        left = kube.items(f"/apis/apps/v1/{kind}", labelSelector="app.kubernetes.io/component=proxy")
+        assert left == [], [d["metadata"]["name"] for d in left]
+    left = kube.items("/api/v1/services", labelSelector="app.kubernetes.io/component=proxy")
+    assert left == [], [s["metadata"]["name"] for s in left]

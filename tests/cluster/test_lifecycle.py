@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
+from envoy_block import lifecycle
 from tests.cluster.common import EG_API, GW_API, assert_healthy, block_writes, writes
 from tests.cluster.conftest import CHARTS, Kube
 from tests.conftest import ROOT
@@ -96,6 +97,21 @@ def test_uninstall_refuses_then_removes_in_order(kube: Kube) -> None:
     )
     kube.playbook("install", cfg).ok()
     assert_healthy(kube, plan(cfg))
+    # The selectors uninstall waits on find every proxy Service the real controller made (issue #12 item 4:
+    # in merged mode the old owning-gateway-name selectors matched nothing, so the wait never waited).
+    proxy_services = {
+        s["metadata"]["name"] for s in kube.items("/api/v1/services", labelSelector="app.kubernetes.io/component=proxy")
+    }
+    owned_now = [
+        {"kind": kind, "name": name, "namespace": NS if kind == "Gateway" else None} for kind, name in owned(kube)
+    ]
+    waited_on = {
+        s["metadata"]["name"]
+        for q in lifecycle.proxy_queries(owned_now, services_only=True)
+        for s in kube.items("/api/v1/services", labelSelector=",".join(q["label_selectors"]))
+    }
+    assert proxy_services, "the controller made a proxy Service for the default Gateway"
+    assert waited_on == proxy_services, (waited_on, proxy_services)
 
     kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-b"}})
     tenant = {
@@ -116,11 +132,16 @@ def test_uninstall_refuses_then_removes_in_order(kube: Kube) -> None:
 
     mark = len(kube.cluster.audit())
     kube.playbook("uninstall", cfg).ok()
-    deletes = [(x.resource, x.name) for x in writes(kube, mark) if x.verb == "delete"]
+    deletes = [(x.resource, x.name) for x in writes(kube, mark) if x.verb in ("delete", "deletecollection")]
     block_deletes = [
         d for d in deletes if d[0] in ("gateways", "gatewayclasses", "envoyproxies", "clienttrafficpolicies")
     ]
     assert block_deletes[0] == ("gateways", "eg-shared"), deletes
+    # The controller removes a proxy's Services with a deletecollection by its labels (no name in the audit).
+    first_class_delete = deletes.index(next(d for d in deletes if d[0] in ("envoyproxies", "gatewayclasses")))
+    assert ("services", "") in deletes[:first_class_delete], f"proxy Services removed before the classes: {deletes}"
+    left = {s["metadata"]["name"] for s in kube.items("/api/v1/services")}
+    assert not proxy_services & left, left
     order = [res for res, _ in block_deletes]
     assert order.index("clienttrafficpolicies") < order.index("envoyproxies") < order.index("gatewayclasses")
     proxies = kube.items(

@@ -101,3 +101,42 @@ def test_third_party_kinds_name_what_provides_them() -> None:
     kinds = {(k["kind"], k["needs"].split()[0]) for k in lifecycle.third_party_kinds(p)}
     assert kinds == {("VMPodScrape", "metrics.vmpodscrape.enabled"), ("NetworkPolicy", "network_policy.provider")}
     assert lifecycle.third_party_kinds(plan({}).to_dict()) == []
+
+
+def test_status_looks_up_every_policy_the_plan_renders() -> None:
+    """`status` reads what it reports on: the WAF's EnvoyExtensionPolicy was reported "not found" (unhealthy)
+    because the role never looked it up (issue #12 item 7). Mutation check (done once): dropping
+    EnvoyExtensionPolicy from STATUS_KINDS turned this red."""
+    p = plan(with_gateway({"client_traffic": {"enabled": True}, "backend_traffic": {"enabled": True}})).to_dict()
+    waf = plan(with_gateway({"waf": {"enabled": True, "default_policy": {"enabled": True}}})).to_dict()
+    for rendered in (p, waf):
+        wanted = {(e["kind"], e["name"]) for e in rendered["objects"] if e["kind"].endswith("Policy")}
+        wanted -= {(e["kind"], e["name"]) for e in rendered["objects"] if e["kind"] == "NetworkPolicy"}
+        asked = {(q["kind"], q["name"]) for q in lifecycle.status_queries(rendered)}
+        assert wanted, "the config renders policies"
+        assert wanted <= asked, wanted - asked
+    assert "EnvoyExtensionPolicy" in {q["kind"] for q in lifecycle.status_queries(waf)}
+
+
+def test_uninstall_waits_on_the_labels_envoy_gateway_stamps() -> None:
+    """A Gateway of its own is found by owning-gateway-name/-namespace; the merged Service of a class only by
+    owning-gatewayclass (issue #12 item 4: the old wait used the Gateway labels in merged mode and matched
+    nothing). tests/cluster/test_lifecycle.py checks the selectors against the real controller's Services."""
+    owned: list[dict[str, Any]] = [
+        {"kind": "Gateway", "name": "eg-shared", "namespace": "envoy-gateway-system"},
+        {"kind": "GatewayClass", "name": "eg-shared", "namespace": None},
+        {"kind": "EnvoyProxy", "name": "eg-shared", "namespace": "envoy-gateway-system"},
+    ]
+    services = lifecycle.proxy_queries(owned, services_only=True)
+    assert {q["kind"] for q in services} == {"Service"}
+    assert [q["label_selectors"] for q in services] == [
+        [
+            "gateway.envoyproxy.io/owning-gateway-name=eg-shared",
+            "gateway.envoyproxy.io/owning-gateway-namespace=envoy-gateway-system",
+        ],
+        ["gateway.envoyproxy.io/owning-gatewayclass=eg-shared"],
+    ]
+    everything = {(q["kind"], tuple(q["label_selectors"])) for q in lifecycle.proxy_queries(owned)}
+    assert ("Deployment", ("gateway.envoyproxy.io/owning-gatewayclass=eg-shared",)) in everything
+    assert ("DaemonSet", ("gateway.envoyproxy.io/owning-gatewayclass=eg-shared",)) in everything
+    assert lifecycle.proxy_queries([]) == []

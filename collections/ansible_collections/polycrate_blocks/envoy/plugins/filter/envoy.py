@@ -123,6 +123,14 @@ def status_report(
     return {"lines": lifecycle.status_table(rows), "healthy": all(r["ok"] for r in rows), "rows": rows}
 
 
+def proxy_queries(owned: list[Mapping[str, Any]], services_only: bool = False) -> list[dict[str, Any]]:
+    return lifecycle.proxy_queries(json.loads(json.dumps(owned)), services_only)
+
+
+def status_queries(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return lifecycle.status_queries(json.loads(json.dumps(plan)))
+
+
 def third_party_kinds(plan: Mapping[str, Any]) -> list[dict[str, str]]:
     return lifecycle.third_party_kinds(json.loads(json.dumps(plan)))
 
@@ -136,5 +144,7 @@ class FilterModule:
             "leftovers": leftovers,
             "crd_manifests": crd_manifests,
             "status_report": status_report,
+            "status_queries": status_queries,
+            "proxy_queries": proxy_queries,
             "third_party_kinds": third_party_kinds,
         }

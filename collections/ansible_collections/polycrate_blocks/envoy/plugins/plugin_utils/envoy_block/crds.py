@@ -107,4 +107,8 @@ def select(docs: list[dict[str, Any]], gateway_api_install: bool, channel: str, 
             f"{channel} channel and Envoy Gateway), or set gateway_api_crds.install: false when another owner "
             "installs the Gateway API CRDs. Nothing was applied."
         )
-    return {"crds": list(crds.values()), "names": sorted(crds)}
+    refs = [
+        {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": name}}
+        for name in sorted(crds)
+    ]
+    return {"crds": list(crds.values()), "names": sorted(crds), "refs": refs}

@@ -59,6 +59,9 @@ def leftovers(
     return sorted(out, key=lambda r: (r["delete_rank"], r["kind"], r["namespace"] or "", r["name"]))
 
 
+EG_LABEL = "gateway.envoyproxy.io"
+
+
 def _condition(obj: Mapping[str, Any], kind: str) -> tuple[bool, str]:
     return _find_condition((obj.get("status") or {}).get("conditions") or [], kind)
 
@@ -77,6 +80,54 @@ def _policy_accepted(obj: Mapping[str, Any]) -> tuple[bool, str]:
     # Policy status is per ancestor (status.ancestors[].conditions), not top-level conditions.
     states = [_find_condition(a.get("conditions") or [], "Accepted") for a in ancestors]
     return all(ok for ok, _ in states), ", ".join(reason for _, reason in states)
+
+
+# What Envoy Gateway creates per proxy (a Gateway of its own, or a merged class) and removes only while it
+# runs as leader: a Gateway deleted while it is down, or before a restarted one holds the lease, leaves them.
+PROXY_KINDS = (
+    ("v1", "Service"),
+    ("apps/v1", "Deployment"),
+    ("apps/v1", "DaemonSet"),
+    ("autoscaling/v2", "HorizontalPodAutoscaler"),
+    ("policy/v1", "PodDisruptionBudget"),
+    ("v1", "ServiceAccount"),
+)
+
+
+def proxy_queries(owned: Iterable[Mapping[str, Any]], services_only: bool = False) -> list[dict[str, Any]]:
+    """The proxies Envoy Gateway made for the block's Gateways, by the labels it stamps: a Gateway of its own
+    (no mergeGateways) gets owning-gateway-name/-namespace; the proxy of a merged class carries only
+    owning-gatewayclass and is named after the class, not a Gateway. Services only: what uninstall waits on."""
+    selectors: list[list[str]] = []
+    for obj in owned:
+        if obj["kind"] == "Gateway":
+            selectors.append(
+                [
+                    f"{EG_LABEL}/owning-gateway-name={obj['name']}",
+                    f"{EG_LABEL}/owning-gateway-namespace={obj['namespace']}",
+                ]
+            )
+        elif obj["kind"] == "GatewayClass":
+            selectors.append([f"{EG_LABEL}/owning-gatewayclass={obj['name']}"])
+    kinds = PROXY_KINDS[:1] if services_only else PROXY_KINDS
+    return [
+        {"api_version": api_version, "kind": kind, "label_selectors": selector}
+        for selector in selectors
+        for api_version, kind in kinds
+    ]
+
+
+# What `status` reports on, besides the controller: every one the plan renders.
+STATUS_KINDS = ("GatewayClass", "Gateway", "ClientTrafficPolicy", "BackendTrafficPolicy", "EnvoyExtensionPolicy")
+
+
+def status_queries(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The lookups `status` makes: each planned object of a STATUS_KINDS kind, by name."""
+    return [
+        {"api_version": e["api_version"], "kind": e["kind"], "name": e["name"], "namespace": e["namespace"]}
+        for e in plan["objects"]
+        if e["kind"] in STATUS_KINDS
+    ]
 
 
 def status_rows(
@@ -100,13 +151,7 @@ def status_rows(
     for entry in plan["objects"]:
         kind = entry["kind"]
         obj = index.get((kind, entry["namespace"], entry["name"]))
-        if kind not in (
-            "GatewayClass",
-            "Gateway",
-            "ClientTrafficPolicy",
-            "BackendTrafficPolicy",
-            "EnvoyExtensionPolicy",
-        ):
+        if kind not in STATUS_KINDS:
             continue
         if obj is None:
             rows.append({"what": kind, "name": entry["name"], "ok": False, "detail": "not found"})
