@@ -17,7 +17,7 @@ from typing import Any
 
 import jsonschema
 
-from . import formats, proxy_ports
+from . import formats, loadbalancer, proxy_ports
 from .paths import SCHEMA_PATH
 
 # Friendly wording for the schema's named string formats, keyed by the $ref they come from.
@@ -408,6 +408,48 @@ def _network_policy_problems(values: Mapping[str, Any]) -> tuple[list[Problem], 
     return problems, warnings
 
 
+def _service_problems(values: Mapping[str, Any]) -> list[Problem]:
+    """A fixed VIP must reach exactly one Service, in the one form its LoadBalancer provider reads."""
+    service = values["service"]
+    problems: list[Problem] = []
+    if service["loadbalancer_ip"] and service["type"] != "LoadBalancer":
+        problems.append(
+            Problem(
+                "config.service.loadbalancer_ip",
+                f"needs service.type LoadBalancer (is {service['type']}); remove loadbalancer_ip or change the type",
+            )
+        )
+    if service["loadbalancer_ip"] and "loadbalancer_provider" not in service:
+        problems.append(
+            Problem(
+                "config.service.loadbalancer_provider",
+                "loadbalancer_ip needs it: set cilium, metallb or cloud, whichever assigns LoadBalancer "
+                "addresses on this cluster. Each reads the address from another place, and MetalLB leaves a "
+                "Service Pending that carries both its annotation and spec.loadBalancerIP",
+            )
+        )
+    if service["loadbalancer_ip"] and not values["gatewayclass"]["shared"]["merge_gateways"]:
+        problems.append(
+            Problem(
+                "config.service.loadbalancer_ip",
+                "the shared class does not merge Gateways (gatewayclass.shared.merge_gateways: false), so every "
+                "Gateway of the class gets its own Service and each would ask for this one address; set "
+                "gatewayclass.shared.merge_gateways: true, or remove loadbalancer_ip",
+            )
+        )
+    for key in sorted(service["annotations"]):
+        if key in loadbalancer.VIP_ANNOTATIONS["all"]:
+            problems.append(
+                Problem(
+                    f"config.service.annotations.{key}",
+                    "service.annotations go on every proxy Service of both classes, so each would ask for this "
+                    "address; remove it and set service.loadbalancer_ip with service.loadbalancer_provider, "
+                    "which only the shared Service carries",
+                )
+            )
+    return problems
+
+
 def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> tuple[list[Problem], list[str]]:
     """Rules that span several keys. `values` has defaults applied; `raw` is what the user wrote."""
     problems: list[Problem] = []
@@ -453,13 +495,7 @@ def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> t
         )
 
     service = values["service"]
-    if service["loadbalancer_ip"] and service["type"] != "LoadBalancer":
-        problems.append(
-            Problem(
-                "config.service.loadbalancer_ip",
-                f"needs service.type LoadBalancer (is {service['type']}); remove loadbalancer_ip or change the type",
-            )
-        )
+    problems += _service_problems(values)
     data_plane = values["data_plane"]
     if service["external_traffic_policy"] == "Local" and data_plane["kind"] == "Deployment":
         warnings.append(
