@@ -533,6 +533,13 @@ def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> t
         )
     if waf["default_policy"]["enabled"] and not waf["enabled"]:
         problems.append(Problem("config.waf.default_policy.enabled", "needs waf.enabled: true"))
+    if waf["enforce"] and not waf["enabled"]:
+        problems.append(
+            Problem(
+                "config.waf.enforce",
+                "guards the WAF's policies; set waf.enabled: true (and attach the WAF), or remove waf.enforce",
+            )
+        )
     if waf["default_policy"]["enabled"] and not gateway["enabled"]:
         problems.append(
             Problem(
