@@ -1,6 +1,7 @@
 """waf.enforce on the REAL kube-apiserver: the rendered ValidatingAdmissionPolicy + binding type-check
 against the real EnvoyExtensionPolicy CRD and deny, with their message, exactly the tenant policies that
-would take the WAF off a route; the others are created. Also on UPDATE (a policy that drops its mergeType).
+would take the WAF off a route; the others are created. Also on UPDATE (a policy that drops its mergeType),
+while a policy that predates enforcement may still get labels but no spec change.
 
 Needs only the API server: the `cluster` fixture (etcd, kube-apiserver, controller-manager, kwok; no
 Envoy Gateway controller, no registry, no fixed host ports), the EnvoyExtensionPolicy CRD from
@@ -10,7 +11,8 @@ ones tests/unit/test_waf_enforce.py evaluates with a CEL engine.
 Mutation check (done once, against a standalone harness): rendering the first validation with
 `has(object.spec.mergeTyp)` (a misspelt field) made check_enforcement fail: the API server's type checking
 did not flag it (status.typeChecking stays empty for CRD fields here), but every admitted route case was
-then denied.
+then denied. Dropping the specChanged match condition (admission.SPEC_CHANGED) made it fail on the label
+written to the policy that predates enforcement.
 """
 
 from __future__ import annotations
@@ -79,8 +81,13 @@ def check_enforcement(api: Api) -> None:
     admission = [o for o in objects(ON) if o["kind"] in PLURAL]
     assert [o["kind"] for o in admission] == ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]
     policy_path = f"{ADMISSION}/{PLURAL['ValidatingAdmissionPolicy']}/{admission[0]['metadata']['name']}"
+    legacy = next(obj for _, obj, expected in CASES if expected == MERGE_HINT)
+    legacy = {**legacy, "metadata": {**legacy["metadata"], "name": "legacy"}}
     try:
         _wait(lambda: _established(api, crd_name), "EnvoyExtensionPolicy CRD Established")
+        assert _request(api, "POST", "/api/v1/namespaces", {"metadata": {"name": TENANT_NAMESPACE}})[0] == 201
+        # A tenant policy from before enforcement (it would be denied today).
+        assert _request(api, "POST", EEPS, legacy)[0] == 201
         for obj in admission:
             code, body = _request(api, "POST", f"{ADMISSION}/{PLURAL[obj['kind']]}", obj)
             assert code == 201, (obj["kind"], code, body.get("message"))
@@ -88,7 +95,6 @@ def check_enforcement(api: Api) -> None:
         _wait(lambda: (api.get(policy_path).get("status") or {}).get("observedGeneration"), "type checking done")
         status = api.get(policy_path)["status"]
         assert not (status.get("typeChecking") or {}).get("expressionWarnings"), status
-        assert _request(api, "POST", "/api/v1/namespaces", {"metadata": {"name": TENANT_NAMESPACE}})[0] == 201
         # The binding takes effect once the API server's admission plugin has seen it: probe with a dry run.
         denied = next(obj for _, obj, expected in CASES if expected)
         _wait(lambda: _request(api, "POST", EEPS, denied, dryRun="All")[0] == 403, "admission policy in effect")
@@ -109,6 +115,13 @@ def check_enforcement(api: Api) -> None:
         assert code == 403, (code, body.get("message"))
         assert MERGE_HINT in body["message"]
         assert api.get(f"{EEPS}/{admitted['metadata']['name']}")["spec"]["mergeType"] == "StrategicMerge"
+
+        # The policy from before: metadata writes (controllers, GitOps) pass, a spec change is judged.
+        code, body = _request(api, "PATCH", f"{EEPS}/legacy", {"metadata": {"labels": {"team": "a"}}})
+        assert code == 200, (code, body.get("message"))
+        code, body = _request(api, "PATCH", f"{EEPS}/legacy", {"spec": {"lua": [*legacy["spec"]["lua"]] * 2}})
+        assert code == 403, (code, body.get("message"))
+        assert MERGE_HINT in body["message"]
     finally:
         _delete(api, f"/api/v1/namespaces/{TENANT_NAMESPACE}")
         # The namespace controller removes the tenant policies while their CRD still exists.

@@ -13,27 +13,29 @@ from typing import Any
 import cel
 
 
-def _context(obj: dict[str, Any], variables: dict[str, Any]) -> cel.Context:
+def _context(obj: dict[str, Any], old: dict[str, Any] | None, variables: dict[str, Any]) -> cel.Context:
     ctx = cel.Context()
+    ctx.add_variable("request", {"operation": "CREATE" if old is None else "UPDATE"})
     ctx.add_variable("object", obj)
+    ctx.add_variable("oldObject", old)
     ctx.add_variable("variables", variables)
     return ctx
 
 
-def denials(policy: dict[str, Any], obj: dict[str, Any]) -> list[str]:
-    """The messages the policy denies `obj` with (empty: admitted)."""
+def denials(policy: dict[str, Any], obj: dict[str, Any], old: dict[str, Any] | None = None) -> list[str]:
+    """The messages the policy denies `obj` with (empty: admitted); `old` given = an UPDATE from it."""
     spec = policy["spec"]
     assert spec.get("failurePolicy") == "Fail", "an unevaluable rule must deny, not admit"
     for condition in spec.get("matchConditions", []):
-        if not cel.compile(condition["expression"]).execute(_context(obj, {})):
+        if not cel.compile(condition["expression"]).execute(_context(obj, old, {})):
             return []
     variables: dict[str, Any] = {}
     for variable in spec.get("variables", []):
-        variables[variable["name"]] = cel.compile(variable["expression"]).execute(_context(obj, variables))
+        variables[variable["name"]] = cel.compile(variable["expression"]).execute(_context(obj, old, variables))
     out = []
     for validation in spec["validations"]:
         try:
-            ok = cel.compile(validation["expression"]).execute(_context(obj, variables))
+            ok = cel.compile(validation["expression"]).execute(_context(obj, old, variables))
         except Exception as exc:  # noqa: BLE001 - failurePolicy Fail: an evaluation error denies
             out.append(f"evaluation error: {exc}")
             continue

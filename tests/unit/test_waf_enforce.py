@@ -14,7 +14,8 @@ on the shared tenant cases (tests/support/tenant_policies.py); tests/cluster/tes
 same cases to the real API server.
 
 Mutation checks (done once): dropping the targetSelectors clause of `targetsRoutes` in waf.enforcement
-turned test_admission[selector-routes] red; dropping the extProc validation turned
+turned test_admission[selector-routes] red; dropping the specChanged match condition turned
+test_updates_are_judged_when_the_spec_changes red; dropping the extProc validation turned
 test_admission[route-merged-ext-proc] red; adding TCPRoute to waf.ROUTE_KINDS turned test_admission[tcproute]
 red; matching the `envoyextensionpolicies/status` subresource too turned
 test_scoped_to_tenant_writes_of_extension_policies red.
@@ -72,6 +73,7 @@ def test_scoped_to_tenant_writes_of_extension_policies() -> None:
     spec = _policy()["spec"]
     assert spec["failurePolicy"] == "Fail"
     assert spec["matchConstraints"] == {
+        "matchPolicy": "Equivalent",
         "resourceRules": [
             {
                 "apiGroups": ["gateway.envoyproxy.io"],
@@ -79,8 +81,18 @@ def test_scoped_to_tenant_writes_of_extension_policies() -> None:
                 "operations": ["CREATE", "UPDATE"],
                 "resources": ["envoyextensionpolicies"],
             }
-        ]
+        ],
     }
+
+
+def test_updates_are_judged_when_the_spec_changes() -> None:
+    """Dropping mergeType later is denied; a label written on a policy that predates enforcement is not
+    (controllers and GitOps tools touch metadata of objects they did not create)."""
+    merged = next(obj for _, obj, expected in CASES if expected is None and "mergeType" in obj["spec"])
+    unmerged = {**merged, "spec": {k: v for k, v in merged["spec"].items() if k != "mergeType"}}
+    assert MERGE_HINT in denials(_policy(), unmerged, old=merged)[0]
+    relabelled = {**unmerged, "metadata": {**unmerged["metadata"], "labels": {"argocd.argoproj.io/instance": "a"}}}
+    assert denials(_policy(), relabelled, old=unmerged) == []
 
 
 def test_the_binding_denies_with_this_policy() -> None:

@@ -16,6 +16,9 @@ from ..config import Config
 from ..plan import Phase, Step
 
 API_VERSION = "admissionregistration.k8s.io/v1"
+# Judge creates, and updates that change the spec: a label, annotation or finalizer written on an object
+# that predates the policy (by a controller or a GitOps tool) must not be refused for what it always was.
+SPEC_CHANGED = ("specChanged", "request.operation != 'UPDATE' || object.spec != oldObject.spec")
 
 
 @dataclass(frozen=True)
@@ -42,11 +45,13 @@ def objects(
     variables: tuple[tuple[str, str], ...] = (),
     match_conditions: tuple[tuple[str, str], ...] = (),
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The policy (cluster-scoped, matching CREATE and UPDATE of `resource` in every namespace) and the
-    binding that makes it deny."""
+    """The policy (cluster-scoped, matching CREATE and spec-changing UPDATE of `resource` in every
+    namespace, through any served version of it) and the binding that makes it deny."""
     spec: dict[str, Any] = {
         "failurePolicy": "Fail",
         "matchConstraints": {
+            # Equivalent: a request through another served version (Gateway v1beta1) is converted and judged.
+            "matchPolicy": "Equivalent",
             "resourceRules": [
                 {
                     "apiGroups": [resource.group],
@@ -54,11 +59,10 @@ def objects(
                     "operations": ["CREATE", "UPDATE"],
                     "resources": [resource.plural],
                 }
-            ]
+            ],
         },
     }
-    if match_conditions:
-        spec["matchConditions"] = [{"name": n, "expression": e} for n, e in match_conditions]
+    spec["matchConditions"] = [{"name": n, "expression": e} for n, e in (SPEC_CHANGED, *match_conditions)]
     if variables:
         spec["variables"] = [{"name": n, "expression": e} for n, e in variables]
     spec["validations"] = [
