@@ -10,7 +10,7 @@ other Gateways merged onto the class - those were never WAF-protected, and the a
 their policies alone.
 
 The rendered ValidatingAdmissionPolicy is evaluated here with a CEL engine (tests/support/admission.py)
-on the shared tenant cases (tests/support/tenant_policies.py); tests/cluster/test_waf_enforce.py sends the
+on the shared tenant cases (tests.support.tenant_objects.py); tests/cluster/test_waf_enforce.py sends the
 same cases to the real API server.
 
 Mutation checks (done once): dropping the targetSelectors clause of `targetsRoutes` in waf.enforcement
@@ -30,7 +30,7 @@ import pytest
 from tests.support import gate
 from tests.support.admission import denials
 from tests.support.helpers import find, kinds, problems, with_gateway
-from tests.support.tenant_policies import CASES, MERGE_HINT
+from tests.support.tenant_objects import CASES, MERGE_HINT
 
 ON = with_gateway({"waf": {"enabled": True, "default_policy": {"enabled": True}, "enforce": True}})
 

@@ -408,6 +408,58 @@ def _network_policy_problems(values: Mapping[str, Any]) -> tuple[list[Problem], 
     return problems, warnings
 
 
+def _proxy_protocol_scope_problems(values: Mapping[str, Any]) -> list[Problem]:
+    """What tells the load balancer to send PROXY headers must reach exactly what the ClientTrafficPolicy
+    parses them on: the default Gateway's TCP-based listeners (the only Gateway the block renders)."""
+    problems: list[Problem] = []
+    for key in sorted(values["service"]["annotations"]):
+        if loadbalancer.is_proxy_protocol_annotation(key):
+            problems.append(
+                Problem(
+                    f"config.service.annotations.{key}",
+                    "service.annotations go on every proxy Service of both classes, but only the Gateway the "
+                    "ClientTrafficPolicy targets parses PROXY headers; move it to "
+                    "client_traffic.proxy_protocol.service_annotations, which the block puts only there",
+                )
+            )
+    client = values["client_traffic"]
+    proxy_protocol = client["proxy_protocol"]
+    if not proxy_protocol["service_annotations"]:
+        return problems
+    at = "config.client_traffic.proxy_protocol.service_annotations"
+    gateway = values["default_gateway"]
+    if not (client["enabled"] and proxy_protocol["enabled"]):
+        problems.append(
+            Problem(
+                at,
+                "the load balancer would send PROXY headers that nothing parses; set "
+                "client_traffic.enabled and client_traffic.proxy_protocol.enabled: true, or remove them",
+            )
+        )
+    elif not gateway["enabled"] or client["target_gateway_name"] not in ("", gateway["name"]):
+        problems.append(
+            Problem(
+                at,
+                f"the ClientTrafficPolicy targets Gateway '{client['target_gateway_name']}', which the block does "
+                "not render, so it cannot put these on that Gateway's Service alone; set them in that Gateway's "
+                "spec.infrastructure.annotations (on a class that does not merge Gateways, e.g. the dedicated "
+                "class), or target the default Gateway (default_gateway.enabled: true, no target_gateway_name)",
+            )
+        )
+    else:
+        for index, listener in enumerate(gateway["listeners"]):
+            if listener["protocol"] == "UDP":
+                problems.append(
+                    Problem(
+                        f"config.default_gateway.listeners[{index}].protocol",
+                        "the load balancer would send PROXY headers to this UDP port too, but a "
+                        "ClientTrafficPolicy parses them on TCP listeners only (HTTP, HTTPS, TLS, TCP); remove "
+                        "the listener or client_traffic.proxy_protocol.service_annotations",
+                    )
+                )
+    return problems
+
+
 def _service_problems(values: Mapping[str, Any]) -> list[Problem]:
     """A fixed VIP must reach exactly one Service, in the one form its LoadBalancer provider reads."""
     service = values["service"]
@@ -493,6 +545,7 @@ def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> t
                 "config.client_traffic.proxy_protocol.optional", "only meaningful with proxy_protocol.enabled: true"
             )
         )
+    problems += _proxy_protocol_scope_problems(values)
 
     service = values["service"]
     problems += _service_problems(values)

@@ -34,3 +34,10 @@ def vip_fields(provider: str, ip: str) -> tuple[dict[str, str], dict[str, str]]:
     """(envoyService fields, Service annotations) that ask `provider` for `ip`, and nothing else."""
     spec = {"loadBalancerIP": ip} if provider in READS_SPEC else {}
     return spec, dict.fromkeys(sorted(VIP_ANNOTATIONS[provider]), ip)
+
+
+def is_proxy_protocol_annotation(key: str) -> bool:
+    """An annotation that makes a cloud load balancer send the PROXY protocol header (Hetzner
+    `load-balancer.hetzner.cloud/uses-proxyprotocol`, AWS `service.beta.kubernetes.io/aws-load-balancer-proxy-protocol`,
+    DigitalOcean, OpenStack, Scaleway, Linode, OVH, Civo ...): every known key names it in the key itself."""
+    return "proxyprotocol" in key.lower().replace("-", "").replace("_", "")

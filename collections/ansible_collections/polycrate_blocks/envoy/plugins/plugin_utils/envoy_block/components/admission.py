@@ -83,9 +83,9 @@ def objects(
     return policy, binding
 
 
-def steps(policy_and_binding: tuple[dict[str, Any], dict[str, Any]]) -> list[Step]:
+def steps(policy_and_binding: tuple[dict[str, Any], dict[str, Any]], phase: Phase = Phase.POLICY) -> list[Step]:
     """Policy before binding: a binding to a policy that does not exist yet enforces nothing."""
-    return [Step(Phase.POLICY, obj) for obj in policy_and_binding]
+    return [Step(phase, obj) for obj in policy_and_binding]
 
 
 def cel_string(value: str) -> str:

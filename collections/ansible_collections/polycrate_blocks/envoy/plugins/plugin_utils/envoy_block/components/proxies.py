@@ -7,6 +7,7 @@ from typing import Any
 from .. import images, labels, loadbalancer
 from ..config import Config
 from ..plan import Phase, Step
+from .gateway import proxy_protocol_scope
 
 # JSON access log to stdout: one line per request, fields a log pipeline can index without parsing.
 ACCESS_LOG_FIELDS = {
@@ -50,6 +51,9 @@ def _service(config: Config, shared: bool) -> dict[str, Any]:
         fields, vip_annotations = loadbalancer.vip_fields(service["loadbalancer_provider"], service["loadbalancer_ip"])
         spec.update(fields)
         annotations.update(vip_annotations)
+    if shared and proxy_protocol_scope(config) == "class":
+        # The load balancer sends PROXY headers on every port of this one Service of the merged class.
+        annotations.update(config.get("client_traffic.proxy_protocol.service_annotations"))
     if annotations:
         spec["annotations"] = dict(sorted(annotations.items()))
     return spec

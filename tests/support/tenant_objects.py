@@ -1,9 +1,11 @@
-"""Tenant EnvoyExtensionPolicies for the WAF enforcement tests, written once: the unit tests evaluate the
-rendered admission policy on them with a CEL engine, the cluster test sends them to the real API server.
+"""Tenant objects for the admission tests, written once: the unit tests evaluate the rendered admission
+policies on them with a CEL engine, the cluster tests send them to the real API server.
 
-Each case: (id, policy, expected). expected None = admitted; otherwise a fragment of the denial message.
-Every policy is one the EnvoyExtensionPolicy CRD accepts (the unit tests check that through the gate), so a
-denial is the admission policy's doing, never the schema's.
+CASES: EnvoyExtensionPolicies against waf.enforce. GATEWAY_CASES: Gateways against the PROXY protocol port
+guard (config PROXY_PROTOCOL_CONFIG: default Gateway on 80 and 443, merged shared class).
+Each case: (id, object, expected). expected None = admitted; otherwise a fragment of the denial message.
+Every object is one its CRD accepts (the unit tests check that through the gate), so a denial is the
+admission policy's doing, never the schema's.
 """
 
 from __future__ import annotations
@@ -78,5 +80,57 @@ CASES: list[tuple[str, dict[str, Any], str | None]] = [
             "route-merged-ext-proc", targetRefs=[ref("HTTPRoute")], mergeType="StrategicMerge", extProc=OWN_EXT_PROC
         ),
         EXT_PROC_HINT,
+    ),
+]
+
+
+HETZNER = {"load-balancer.hetzner.cloud/uses-proxyprotocol": "true"}
+DEFAULT_LISTENERS = [
+    {"name": "http", "protocol": "HTTP", "port": 80, "allowed_routes_namespaces": "All"},
+    {"name": "tls", "protocol": "TLS", "port": 443, "tls_mode": "Passthrough", "allowed_routes_namespaces": "All"},
+]
+
+
+def proxy_protocol_config(merge: bool = True, **proxy_protocol: Any) -> dict[str, Any]:
+    return {
+        "gatewayclass": {"shared": {"merge_gateways": merge}},
+        "default_gateway": {"enabled": True, "listeners": DEFAULT_LISTENERS},
+        "client_traffic": {
+            "enabled": True,
+            "proxy_protocol": {"enabled": True, "service_annotations": HETZNER, **proxy_protocol},
+        },
+    }
+
+
+PROXY_PROTOCOL_CONFIG = proxy_protocol_config()
+
+
+def gateway(name: str, class_name: str, *listeners: tuple[str, int], **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GW_API}/v1",
+        "kind": "Gateway",
+        "metadata": {"name": name, "namespace": TENANT_NAMESPACE},
+        "spec": {
+            "gatewayClassName": class_name,
+            "listeners": [{"name": f"l{i}", "protocol": p, "port": port} for i, (p, port) in enumerate(listeners)],
+            **spec,
+        },
+    }
+
+
+PORTS_HINT = "only ports 80, 443"
+NO_LISTENER_SETS = {"namespaces": {"from": "None"}}
+ALL_LISTENER_SETS = {"namespaces": {"from": "All"}}
+GATEWAY_CASES: list[tuple[str, dict[str, Any], str | None]] = [
+    ("tenant-80", gateway("a", "eg-shared", ("HTTP", 80)), None),
+    ("tenant-80-and-443", gateway("b", "eg-shared", ("HTTP", 80), ("HTTPS", 443)), None),
+    ("tenant-listenersets-none", gateway("c", "eg-shared", ("HTTP", 80), allowedListeners=NO_LISTENER_SETS), None),
+    ("dedicated-any-port", gateway("d", "eg-dedicated", ("HTTP", 8080), ("UDP", 5353)), None),
+    ("tenant-8080", gateway("e", "eg-shared", ("HTTP", 80), ("HTTP", 8080)), PORTS_HINT),
+    ("tenant-udp-443", gateway("f", "eg-shared", ("UDP", 443)), PORTS_HINT),
+    (
+        "tenant-listenersets-all",
+        gateway("g", "eg-shared", ("HTTP", 80), allowedListeners=ALL_LISTENER_SETS),
+        "ListenerSets",
     ),
 ]
