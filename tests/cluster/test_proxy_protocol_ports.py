@@ -1,8 +1,8 @@
 """The PROXY protocol port guard on the REAL kube-apiserver: with PROXY annotations on the merged shared
 class's one Service, the rendered ValidatingAdmissionPolicy + binding (applied before the Gateways) admit
 Gateways of the class only on the default Gateway's TCP ports and without ListenerSets; other classes are
-untouched. The default Gateway itself is admitted; so is a spec-changing update that stays on those ports,
-and one that adds another port is denied.
+untouched. A spec-changing update that stays on those ports is admitted, one that adds another port is
+denied; the block's own default Gateway is exempt (it defines the ports), also when it grows a port.
 
 Needs only the API server (the `cluster` fixture: no Envoy Gateway controller, no registry, no fixed host
 ports) and the Gateway CRD of Gateway API v1.6.1 (standard channel) from ../shared/crds. The cases are
@@ -11,7 +11,8 @@ CEL engine.
 
 Mutation check (done once, against a standalone harness): rendering the ports rule with
 `l.port in variables.proxyPort` (a misspelt variable) made check_port_guard fail: the API server refused
-the policy itself ("compilation failed: undefined field 'proxyPort'").
+the policy itself ("compilation failed: undefined field 'proxyPort'"); dropping the notTheDefaultGateway
+match condition made it fail when the block's own Gateway grew a port.
 """
 
 from __future__ import annotations
@@ -32,13 +33,12 @@ def check_port_guard(api: Api) -> None:
     crd = apiserver.crd(
         shared_dir() / "crds" / "gateway-api" / "standard-install.yaml", "gateways.gateway.networking.k8s.io"
     )
-    rendered = objects(PROXY_PROTOCOL_CONFIG)
+    # The block rendered into the tenant namespace, so a real envoy-gateway-system is never touched: its
+    # default Gateway is then a neighbour of the tenants' Gateways, exempt by namespace and name.
+    rendered = objects({**PROXY_PROTOCOL_CONFIG, "namespace": TENANT_NAMESPACE})
     admission = [o for o in rendered if o["kind"] in apiserver.PLURAL]
     assert [o["metadata"]["name"] for o in admission] == ["envoy-proxy-protocol-ports"] * 2
-    # The block's own Gateway, created beside the tenant's (the guard does not look at namespaces), so the
-    # block namespace is never touched.
     default_gateway = next(o for o in rendered if o["kind"] == "Gateway")
-    default_gateway = {**default_gateway, "metadata": {"name": "block-default", "namespace": TENANT_NAMESPACE}}
     tenant = GATEWAYS.format(ns=TENANT_NAMESPACE)
     created_crd = False
     try:
@@ -50,6 +50,9 @@ def check_port_guard(api: Api) -> None:
 
         code, body = request(api, "POST", tenant, default_gateway)
         assert code == 201, ("the block's own Gateway", code, body.get("message"))
+        grown = [*default_gateway["spec"]["listeners"], {"name": "alt", "protocol": "HTTP", "port": 8080}]
+        code, body = request(api, "PATCH", f"{tenant}/eg-shared", {"spec": {"listeners": grown}})
+        assert code == 200, ("the block's own Gateway grows a port", code, body.get("message"))
         for case, obj, expected in GATEWAY_CASES:
             code, body = request(api, "POST", tenant, obj)
             if expected is None:

@@ -19,13 +19,13 @@ share. A load-balancer annotation acts on a whole Service, every port of it. So:
 The example configs are checked against the same model. Mutation checks (done once): rendering
 service_annotations on both EnvoyProxies turned test_only_what_the_policy_parses_receives_headers red;
 dropping the ports rule of the admission policy turned test_port_guard[tenant-8080] red; dropping the
-ListenerSet rule turned test_port_guard[tenant-listenersets-all] red; accepting PROXY keys in
+ListenerSet rule turned test_port_guard[tenant-listenersets-all] red; dropping the notTheDefaultGateway
+match condition turned test_port_guard_exempts_the_default_gateway_and_comes_first red; accepting PROXY keys in
 service.annotations turned test_proxy_annotations_only_through_client_traffic red.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -126,11 +126,23 @@ def test_port_guard(gateway: dict[str, Any], expected: str | None) -> None:
         assert "eg-dedicated" in found[0], "the message names the way out"
 
 
-def test_port_guard_admits_the_default_gateway_and_comes_first() -> None:
-    """The block's own Gateway passes, and the guard is applied before it: adding a listener port to the
-    default Gateway must not be refused by the previous install's guard."""
+def test_port_guard_exempts_the_default_gateway_and_comes_first() -> None:
+    """The block's own Gateway defines the ports: a guard left from the previous install (applied before
+    the Gateway, removed by prune only after it) must not refuse a port added to it. The same Gateway
+    anywhere else is a tenant's and is judged."""
     cfg = _cfg()
-    assert denials(_guard(cfg), find(cfg, "Gateway")) == []
+    default = find(cfg, "Gateway")
+    assert denials(_guard(cfg), default) == []
+    wider = {
+        **default,
+        "spec": {
+            **default["spec"],
+            "listeners": [*default["spec"]["listeners"], *GATEWAY_CASES[4][1]["spec"]["listeners"][1:]],
+        },
+    }
+    assert denials(_guard(cfg), wider) == []
+    elsewhere = {**wider, "metadata": {**wider["metadata"], "namespace": "tenant-a"}}
+    assert denials(_guard(cfg), elsewhere) != []
     order = kinds(cfg)
     assert order.index("ValidatingAdmissionPolicyBinding") < order.index("Gateway")
 
@@ -209,7 +221,7 @@ def test_no_annotations_no_guard() -> None:
     assert receives_headers(objects(cfg)) == set()
 
 
-def test_example_is_consistent(tmp_path: Path) -> None:
+def test_example_is_consistent() -> None:
     """The proxy-protocol example uses the scoped key, not service.annotations."""
     cfg = yaml.safe_load((ROOT / "examples" / "proxy-protocol" / "config.yml").read_text(encoding="utf-8"))["config"]
     assert not any(is_proxy_protocol_annotation(k) for k in cfg.get("service", {}).get("annotations", {}))

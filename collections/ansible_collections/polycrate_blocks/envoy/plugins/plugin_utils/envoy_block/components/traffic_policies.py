@@ -73,6 +73,10 @@ def port_guard(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
     Merged Gateways' listeners on the same port share one Envoy listener and so its PROXY listener filter
     (internal/xds/translator/proxy_protocol.go); a listener on any other port - or from a ListenerSet the
     Gateway admits - would receive headers nothing parses.
+
+    The block's own default Gateway defines those ports and is exempt: a guard left from the previous
+    install must never refuse it (say, a port added while the PROXY annotations go, before prune removes
+    the old guard).
     """
     shared = config.get("gatewayclass.shared.name")
     dedicated = config.get("gatewayclass.dedicated.name")
@@ -101,7 +105,14 @@ def port_guard(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
         admission.Resource("gateway.networking.k8s.io", "v1", "gateways"),
         rules,
         variables=(("proxyPorts", f"[{', '.join(str(p) for p in ports)}]"),),
-        match_conditions=(("sharedClass", f"object.spec.gatewayClassName == {admission.cel_string(shared)}"),),
+        match_conditions=(
+            ("sharedClass", f"object.spec.gatewayClassName == {admission.cel_string(shared)}"),
+            (
+                "notTheDefaultGateway",
+                f"object.metadata.namespace != {admission.cel_string(config.get('namespace'))} || "
+                f"object.metadata.name != {admission.cel_string(config.get('default_gateway.name'))}",
+            ),
+        ),
     )
 
 
