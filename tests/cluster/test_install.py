@@ -28,7 +28,7 @@ def test_install_plan_and_status(kube: Kube) -> None:
         default_gateway={"enabled": True},
         client_traffic={"enabled": True},
         backend_traffic={"enabled": True},
-        service={"loadbalancer_ip": "203.0.113.77"},
+        service={"loadbalancer_ip": "203.0.113.77", "loadbalancer_provider": "metallb"},
     )
     fresh = kube.playbook("plan", cfg).ok()
     assert "does not exist yet" in fresh.output

@@ -61,7 +61,11 @@ def test_everything_enabled_passes_the_gate() -> None:
         },
         "backend_traffic": {"enabled": True, "timeouts": {"connect": "5s", "request": "30s", "idle": "1h"}},
         "metrics": {"vmpodscrape": {"enabled": True, "namespace_selector": {"any": True}}},
-        "service": {"loadbalancer_ip": "192.0.2.1", "annotations": {"a.example/b": "c"}},
+        "service": {
+            "loadbalancer_ip": "192.0.2.1",
+            "loadbalancer_provider": "metallb",
+            "annotations": {"a.example/b": "c"},
+        },
         "data_plane": {"kind": "DaemonSet", "resources": {"limits": {"cpu": "2"}}},
         # EnvoyProxy's CEL rule for the image: the digest form the schema allows must pass it.
         "image": {"proxy": {"registry": "registry.example.com:5000", "digest": "sha256:" + "0" * 64}},
@@ -81,7 +85,12 @@ def test_cel_rules_really_run() -> None:
 
 
 def _mutated(kind: str, change: Any) -> dict[str, Any]:
-    cfg = with_gateway({"client_traffic": {"enabled": True}, "service": {"loadbalancer_ip": "192.0.2.1"}})
+    cfg = with_gateway(
+        {
+            "client_traffic": {"enabled": True},
+            "service": {"loadbalancer_ip": "192.0.2.1", "loadbalancer_provider": "cloud"},
+        }
+    )
     obj = copy.deepcopy(next(o for o in objects(cfg) if o["kind"] == kind))
     change(obj)
     return obj

@@ -174,6 +174,8 @@ def _context(self_value: Any) -> cel.Context:
     # Only the Kubernetes CEL library functions these CRDs use; anything else fails evaluation loudly.
     ctx.add_function("lowerAscii", lambda s: s.lower())
     ctx.add_function("upperAscii", lambda s: s.upper())
+    # Kubernetes CEL strings library: Gateway.spec.infrastructure.annotations keys use key.split("/").
+    ctx.add_function("split", lambda s, sep: s.split(sep))
     ctx.add_function("isIP", _is_ip)
     ctx.add_function("format.dns1123Label", lambda: "dns1123Label")
     ctx.add_function("validate", _validate_format)

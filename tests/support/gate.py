@@ -16,7 +16,22 @@ from .crdgate import CRDGate, GateError, Result, metadata_errors
 ROOT = Path(__file__).resolve().parents[2]
 # Kubernetes versions Envoy Gateway v1.9 supports: v1.33 to v1.36. Validate against both ends.
 KUBERNETES_VERSIONS = ("1.33.0", "1.36.0")
-BUILTIN_GROUPS = {"", "apps", "policy", "networking.k8s.io", "rbac.authorization.k8s.io", "batch"}
+BUILTIN_GROUPS = {
+    "",
+    "apps",
+    "policy",
+    "networking.k8s.io",
+    "rbac.authorization.k8s.io",
+    "batch",
+    "admissionregistration.k8s.io",
+}
+CLUSTER_SCOPED = {
+    "Namespace",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+}
 
 
 def shared_dir() -> Path:
@@ -47,7 +62,7 @@ def validate(obj: Mapping[str, Any], gateway_api_channel: str = "standard") -> R
     group = str(obj["apiVersion"]).rpartition("/")[0]
     if group in BUILTIN_GROUPS:
         result = Result()
-        namespaced = obj["kind"] not in {"Namespace", "ClusterRole", "ClusterRoleBinding"}
+        namespaced = obj["kind"] not in CLUSTER_SCOPED
         result.errors += metadata_errors(obj, namespaced)
         for version in KUBERNETES_VERSIONS:
             try:

@@ -2,7 +2,8 @@
 builder, so invariants are stated once and checked for Kubernetes, Cilium and Calico alike.
 
 Peer forms: ("cidr", cidr) | ("pods", namespace or "*", frozenset(labels)) | ("apiserver",) |
-("entity", name). Ports: (protocol, port) with port None meaning every port.
+("entity", name) | ("anyone",) (a NetworkPolicy rule without a peer list: every source or destination).
+Ports: (protocol, port) with port None meaning every port.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def _k8s(obj: dict[str, Any], api_cidrs: set[str]) -> list[Rule]:
     rules = []
     for direction, key in (("ingress", "from"), ("egress", "to")):
         for rule in obj["spec"].get(direction, []):
-            peers: list[tuple[Any, ...]] = []
+            peers: list[tuple[Any, ...]] = [] if key in rule else [("anyone",)]
             for peer in rule.get(key, []):
                 if "ipBlock" in peer:
                     cidr = peer["ipBlock"]["cidr"]

@@ -140,3 +140,24 @@ def test_uninstall_waits_on_the_labels_envoy_gateway_stamps() -> None:
     assert ("Deployment", ("gateway.envoyproxy.io/owning-gatewayclass=eg-shared",)) in everything
     assert ("DaemonSet", ("gateway.envoyproxy.io/owning-gatewayclass=eg-shared",)) in everything
     assert lifecycle.proxy_queries([]) == []
+
+
+def test_every_renderable_kind_is_owned() -> None:
+    """Prune and uninstall list only lifecycle.OWNED_KINDS: a kind the plan renders but that list lacks would
+    never be pruned or removed. Mutation check (done once): dropping ValidatingAdmissionPolicyBinding from
+    OWNED_KINDS turned this test red."""
+    owned = {(api, kind) for api, kind, _ in lifecycle.OWNED_KINDS}
+    for provider in ("kubernetes", "cilium", "calico"):
+        cfg = with_gateway(
+            {
+                "client_traffic": {"enabled": True},
+                "backend_traffic": {"enabled": True},
+                "metrics": {"vmpodscrape": {"enabled": True}},
+                "waf": {"enabled": True, "default_policy": {"enabled": True}, "enforce": True},
+                "network_policy": {"provider": provider, "api_server_cidrs": ["10.96.0.1/32"]},
+            }
+        )
+        for step in plan(cfg).steps:
+            if step.kind == "Namespace":
+                continue  # created (and removed) only on request, by name, never by prune
+            assert (step.obj["apiVersion"], step.kind) in owned, (provider, step.kind)

@@ -17,7 +17,7 @@ from typing import Any
 
 import jsonschema
 
-from . import formats, proxy_ports
+from . import formats, loadbalancer, proxy_ports
 from .paths import SCHEMA_PATH
 
 # Friendly wording for the schema's named string formats, keyed by the $ref they come from.
@@ -408,6 +408,100 @@ def _network_policy_problems(values: Mapping[str, Any]) -> tuple[list[Problem], 
     return problems, warnings
 
 
+def _proxy_protocol_scope_problems(values: Mapping[str, Any]) -> list[Problem]:
+    """What tells the load balancer to send PROXY headers must reach exactly what the ClientTrafficPolicy
+    parses them on: the default Gateway's TCP-based listeners (the only Gateway the block renders)."""
+    problems: list[Problem] = []
+    for key in sorted(values["service"]["annotations"]):
+        if loadbalancer.is_proxy_protocol_annotation(key):
+            problems.append(
+                Problem(
+                    f"config.service.annotations.{key}",
+                    "service.annotations go on every proxy Service of both classes, but only the Gateway the "
+                    "ClientTrafficPolicy targets parses PROXY headers; move it to "
+                    "client_traffic.proxy_protocol.service_annotations, which the block puts only there",
+                )
+            )
+    client = values["client_traffic"]
+    proxy_protocol = client["proxy_protocol"]
+    if not proxy_protocol["service_annotations"]:
+        return problems
+    at = "config.client_traffic.proxy_protocol.service_annotations"
+    gateway = values["default_gateway"]
+    if not (client["enabled"] and proxy_protocol["enabled"]):
+        problems.append(
+            Problem(
+                at,
+                "the load balancer would send PROXY headers that nothing parses; set "
+                "client_traffic.enabled and client_traffic.proxy_protocol.enabled: true, or remove them",
+            )
+        )
+    elif not gateway["enabled"] or client["target_gateway_name"] not in ("", gateway["name"]):
+        problems.append(
+            Problem(
+                at,
+                f"the ClientTrafficPolicy targets Gateway '{client['target_gateway_name']}', which the block does "
+                "not render, so it cannot put these on that Gateway's Service alone; set them in that Gateway's "
+                "spec.infrastructure.annotations (on a class that does not merge Gateways, e.g. the dedicated "
+                "class), or target the default Gateway (default_gateway.enabled: true, no target_gateway_name)",
+            )
+        )
+    else:
+        for index, listener in enumerate(gateway["listeners"]):
+            if listener["protocol"] == "UDP":
+                problems.append(
+                    Problem(
+                        f"config.default_gateway.listeners[{index}].protocol",
+                        "the load balancer would send PROXY headers to this UDP port too, but a "
+                        "ClientTrafficPolicy parses them on TCP listeners only (HTTP, HTTPS, TLS, TCP); remove "
+                        "the listener or client_traffic.proxy_protocol.service_annotations",
+                    )
+                )
+    return problems
+
+
+def _service_problems(values: Mapping[str, Any]) -> list[Problem]:
+    """A fixed VIP must reach exactly one Service, in the one form its LoadBalancer provider reads."""
+    service = values["service"]
+    problems: list[Problem] = []
+    if service["loadbalancer_ip"] and service["type"] != "LoadBalancer":
+        problems.append(
+            Problem(
+                "config.service.loadbalancer_ip",
+                f"needs service.type LoadBalancer (is {service['type']}); remove loadbalancer_ip or change the type",
+            )
+        )
+    if service["loadbalancer_ip"] and "loadbalancer_provider" not in service:
+        problems.append(
+            Problem(
+                "config.service.loadbalancer_provider",
+                "loadbalancer_ip needs it: set cilium, metallb or cloud, whichever assigns LoadBalancer "
+                "addresses on this cluster. Each reads the address from another place, and MetalLB leaves a "
+                "Service Pending that carries both its annotation and spec.loadBalancerIP",
+            )
+        )
+    if service["loadbalancer_ip"] and not values["gatewayclass"]["shared"]["merge_gateways"]:
+        problems.append(
+            Problem(
+                "config.service.loadbalancer_ip",
+                "the shared class does not merge Gateways (gatewayclass.shared.merge_gateways: false), so every "
+                "Gateway of the class gets its own Service and each would ask for this one address; set "
+                "gatewayclass.shared.merge_gateways: true, or remove loadbalancer_ip",
+            )
+        )
+    for key in sorted(service["annotations"]):
+        if key in loadbalancer.VIP_ANNOTATIONS["all"]:
+            problems.append(
+                Problem(
+                    f"config.service.annotations.{key}",
+                    "service.annotations go on every proxy Service of both classes, so each would ask for this "
+                    "address; remove it and set service.loadbalancer_ip with service.loadbalancer_provider, "
+                    "which only the shared Service carries",
+                )
+            )
+    return problems
+
+
 def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> tuple[list[Problem], list[str]]:
     """Rules that span several keys. `values` has defaults applied; `raw` is what the user wrote."""
     problems: list[Problem] = []
@@ -451,15 +545,10 @@ def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> t
                 "config.client_traffic.proxy_protocol.optional", "only meaningful with proxy_protocol.enabled: true"
             )
         )
+    problems += _proxy_protocol_scope_problems(values)
 
     service = values["service"]
-    if service["loadbalancer_ip"] and service["type"] != "LoadBalancer":
-        problems.append(
-            Problem(
-                "config.service.loadbalancer_ip",
-                f"needs service.type LoadBalancer (is {service['type']}); remove loadbalancer_ip or change the type",
-            )
-        )
+    problems += _service_problems(values)
     data_plane = values["data_plane"]
     if service["external_traffic_policy"] == "Local" and data_plane["kind"] == "Deployment":
         warnings.append(
@@ -497,6 +586,13 @@ def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> t
         )
     if waf["default_policy"]["enabled"] and not waf["enabled"]:
         problems.append(Problem("config.waf.default_policy.enabled", "needs waf.enabled: true"))
+    if waf["enforce"] and not waf["enabled"]:
+        problems.append(
+            Problem(
+                "config.waf.enforce",
+                "guards the WAF's policies; set waf.enabled: true (and attach the WAF), or remove waf.enforce",
+            )
+        )
     if waf["default_policy"]["enabled"] and not gateway["enabled"]:
         problems.append(
             Problem(

@@ -39,11 +39,17 @@ def ownership_selector(config: Config) -> dict[str, str]:
 
 def proxy_pod(config: Config, gatewayclass: str) -> dict[str, str]:
     """Labels added to proxy pods. Envoy Gateway owns name/component/managed-by on them (its Deployment
-    selector uses them), so only labels it does not set are added here."""
+    selector uses them), so only labels it does not set are added here.
+
+    Every label here also lands in the proxy Service's selector: Envoy Gateway v1.9.0 copies the
+    EnvoyProxy pod labels into its shared labels map in place (getPodLabels) before it renders the
+    Service. So nothing here may change between releases (no app.kubernetes.io/version): a changed
+    value points the Service at the new pods only, before they are ready. Adding a label is such a
+    change too; removing one only widens the selector.
+    """
     return {
         "app.kubernetes.io/instance": config.block_name,
         "app.kubernetes.io/part-of": PART_OF,
-        "app.kubernetes.io/version": ENVOY_GATEWAY_VERSION,
         "envoy.polycrate.io/gatewayclass": gatewayclass,
         PROXY_ROLE_LABEL: PROXY_ROLE,
         LOG_SOURCE_LABEL: LOG_SOURCE,

@@ -17,6 +17,8 @@ OWNED_KINDS: tuple[tuple[str, str, Phase], ...] = (
     ("gateway.envoyproxy.io/v1alpha1", "ClientTrafficPolicy", Phase.POLICY),
     ("gateway.envoyproxy.io/v1alpha1", "BackendTrafficPolicy", Phase.POLICY),
     ("gateway.envoyproxy.io/v1alpha1", "EnvoyExtensionPolicy", Phase.POLICY),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", Phase.POLICY),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", Phase.POLICY),
     ("gateway.envoyproxy.io/v1alpha1", "EnvoyProxy", Phase.PROXY_CONFIG),
     ("gateway.networking.k8s.io/v1", "GatewayClass", Phase.GATEWAYCLASS),
     ("operator.victoriametrics.com/v1beta1", "VMPodScrape", Phase.MONITORING),

@@ -28,20 +28,43 @@ def _listener(spec: dict[str, Any]) -> dict[str, Any]:
     return listener
 
 
+def proxy_protocol_scope(config: Config) -> str | None:
+    """Where the annotations that make the load balancer send PROXY headers go, so that exactly the
+    listeners the ClientTrafficPolicy parses them on receive them (validation ensures that policy targets
+    the default Gateway whenever there are such annotations):
+
+    - "class": the shared EnvoyProxy's Service, the one Service of a merged class (an admission policy
+      keeps every Gateway of the class on the default Gateway's ports, see traffic_policies.port_guard);
+    - "gateway": the default Gateway's spec.infrastructure.annotations, which Envoy Gateway copies onto that
+      Gateway's own Service only (an unmerged class gives every Gateway its own Service);
+    - None: nothing to render.
+    """
+    proxy_protocol = config.get("client_traffic.proxy_protocol")
+    if not (
+        config.get("client_traffic.enabled") and proxy_protocol["enabled"] and proxy_protocol["service_annotations"]
+    ):
+        return None
+    return "class" if config.get("gatewayclass.shared.merge_gateways") else "gateway"
+
+
 def gateway(config: Config) -> dict[str, Any]:
     annotations = {}
     if config.get("tls.cluster_issuer_name"):
         annotations["cert-manager.io/cluster-issuer"] = config.get("tls.cluster_issuer_name")
+    spec: dict[str, Any] = {
+        "gatewayClassName": config.get("gatewayclass.shared.name"),
+        "listeners": [_listener(spec) for spec in config.get("default_gateway.listeners")],
+    }
+    if proxy_protocol_scope(config) == "gateway":
+        service_annotations = config.get("client_traffic.proxy_protocol.service_annotations")
+        spec["infrastructure"] = {"annotations": dict(sorted(service_annotations.items()))}
     return {
         "apiVersion": "gateway.networking.k8s.io/v1",
         "kind": "Gateway",
         "metadata": labels.metadata(
             config, config.get("default_gateway.name"), "gateway", config.get("namespace"), annotations
         ),
-        "spec": {
-            "gatewayClassName": config.get("gatewayclass.shared.name"),
-            "listeners": [_listener(spec) for spec in config.get("default_gateway.listeners")],
-        },
+        "spec": spec,
     }
 
 

@@ -25,12 +25,21 @@ CONTROLLER_LABELS = {"control-plane": "envoy-gateway", "app.kubernetes.io/instan
 CERTGEN_LABELS = {"app": "certgen"}
 DNS_LABELS = {"k8s-app": "kube-dns"}
 DNS_NAMESPACE = "kube-system"
+# Calico matches `nets` by address, so these two cover pods, nodes and the outside world alike.
 ANYWHERE = ("0.0.0.0/0", "::/0")
+# Cilium's "everyone": `world` is everything outside the cluster; `cluster` is this cluster's pods, the
+# host, remote nodes, health, init, ingress, unmanaged endpoints and the kube-apiserver. A CIDR (and a
+# NetworkPolicy ipBlock, which Cilium parses into the same CIDR selector) matches only `world`.
+# `all` is never rendered: it would also match other clusters of a ClusterMesh.
+CILIUM_EVERYONE = ("world", "cluster")
 
 
 @dataclass(frozen=True)
 class Peer:
-    """Who is on the other end. kind: pods | apiserver | cidrs. namespace None = every namespace."""
+    """Who is on the other end. kind: pods | apiserver | cidrs | anyone. namespace None = every namespace.
+
+    `anyone` is every source, inside the cluster and out (the proxies' ingress: a gateway's point); each
+    provider renders it in its own terms, because "0.0.0.0/0" does not mean everyone under Cilium."""
 
     kind: str
     labels: tuple[tuple[str, str], ...] = ()
@@ -99,7 +108,7 @@ def policies(config: Config) -> list[Policy]:
         namespace=None if gateway_namespace else ns,
         selector=proxies,
         flows=(
-            Flow("ingress", Peer("cidrs", cidrs=ANYWHERE), ingress_ports),
+            Flow("ingress", Peer("anyone"), ingress_ports),
             *_extra(config, "extra_ingress_from", "ingress"),
             _dns(),
             Flow("egress", controller, (("TCP", XDS_PORT),)),
@@ -178,7 +187,11 @@ def kubernetes(config: Config, policy: Policy) -> dict[str, Any]:
     spec: dict[str, Any] = {"podSelector": {"matchLabels": dict(policy.selector)}, "policyTypes": []}
     for direction, peer_key in (("ingress", "from"), ("egress", "to")):
         rules = [
-            {peer_key: _k8s_peers(config, f.peer), "ports": _k8s_ports(f.ports)}
+            # No peer list at all is the API's "all sources": an ipBlock of 0.0.0.0/0 would miss pods and
+            # nodes under Cilium, which implements ipBlock as a CIDR selector (outside the cluster only).
+            {"ports": _k8s_ports(f.ports)}
+            if f.peer.kind == "anyone"
+            else {peer_key: _k8s_peers(config, f.peer), "ports": _k8s_ports(f.ports)}
             for f in policy.flows
             if f.direction == direction
         ]
@@ -210,6 +223,8 @@ def _policy_object(
 
 def _cilium_peer(peer: Peer, direction: str) -> dict[str, Any]:
     prefix = "from" if direction == "ingress" else "to"
+    if peer.kind == "anyone":
+        return {f"{prefix}Entities": list(CILIUM_EVERYONE)}
     if peer.kind == "cidrs":
         return {f"{prefix}CIDR": list(peer.cidrs)}
     if peer.kind == "apiserver":
@@ -260,8 +275,8 @@ def _calico_selector(pairs: tuple[tuple[str, str], ...]) -> str:
 
 
 def _calico_entity(peer: Peer, ports: list[int]) -> dict[str, Any]:
-    if peer.kind == "cidrs":
-        entity: dict[str, Any] = {"nets": list(peer.cidrs)}
+    if peer.kind in ("cidrs", "anyone"):
+        entity: dict[str, Any] = {"nets": list(peer.cidrs or ANYWHERE)}
     elif peer.kind == "apiserver":
         # The `kubernetes` Service names the apiserver wherever it runs; Calico takes ports from it.
         return {"services": {"name": "kubernetes", "namespace": "default"}}

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import images, labels
+from .. import images, labels, loadbalancer
 from ..config import Config
 from ..plan import Phase, Step
+from .gateway import proxy_protocol_scope
 
 # JSON access log to stdout: one line per request, fields a log pipeline can index without parsing.
 ACCESS_LOG_FIELDS = {
@@ -45,11 +46,14 @@ def _service(config: Config, shared: bool) -> dict[str, Any]:
         "externalTrafficPolicy": service["external_traffic_policy"],
     }
     if shared and service["loadbalancer_ip"]:
-        ip = service["loadbalancer_ip"]
-        spec["loadBalancerIP"] = ip
-        # Cilium LB-IPAM and MetalLB ignore spec.loadBalancerIP; each reads its own annotation.
-        annotations["lbipam.cilium.io/ips"] = ip
-        annotations["metallb.universe.tf/loadBalancerIPs"] = ip
+        # Only the form the configured provider reads: MetalLB refuses a Service that carries its
+        # annotation and spec.loadBalancerIP together, and leaves it Pending.
+        fields, vip_annotations = loadbalancer.vip_fields(service["loadbalancer_provider"], service["loadbalancer_ip"])
+        spec.update(fields)
+        annotations.update(vip_annotations)
+    if shared and proxy_protocol_scope(config) == "class":
+        # The load balancer sends PROXY headers on every port of this one Service of the merged class.
+        annotations.update(config.get("client_traffic.proxy_protocol.service_annotations"))
     if annotations:
         spec["annotations"] = dict(sorted(annotations.items()))
     return spec

@@ -7,7 +7,8 @@ from typing import Any
 from .. import labels
 from ..config import Config
 from ..plan import Phase, Step
-from .gateway import target_gateway
+from . import admission
+from .gateway import proxy_protocol_scope, target_gateway
 
 # config timeout key -> (timeout group, CRD field), per policy section.
 CLIENT_TIMEOUTS = {
@@ -59,8 +60,67 @@ def backend_traffic_policy(config: Config) -> dict[str, Any]:
     return _policy(config, "BackendTrafficPolicy", "backend_traffic", BACKEND_TIMEOUTS, {})
 
 
+def proxy_ports(config: Config) -> list[int]:
+    """The ports whose Envoy listeners parse the PROXY header: the default Gateway's TCP-based listeners
+    (a ClientTrafficPolicy never applies to UDP listeners)."""
+    return sorted({lst["port"] for lst in config.get("default_gateway.listeners") if lst["protocol"] != "UDP"})
+
+
+def port_guard(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
+    """ValidatingAdmissionPolicy + binding: every Gateway of the merged shared class stays on the ports
+    that parse PROXY headers, since the class's one Service sends them on every port it has.
+
+    Merged Gateways' listeners on the same port share one Envoy listener and so its PROXY listener filter
+    (internal/xds/translator/proxy_protocol.go); a listener on any other port - or from a ListenerSet the
+    Gateway admits - would receive headers nothing parses.
+
+    The block's own default Gateway defines those ports and is exempt: a guard left from the previous
+    install must never refuse it (say, a port added while the PROXY annotations go, before prune removes
+    the old guard).
+    """
+    shared = config.get("gatewayclass.shared.name")
+    dedicated = config.get("gatewayclass.dedicated.name")
+    ports = proxy_ports(config)
+    shown = ", ".join(str(p) for p in ports)
+    owner = f"{config.get('namespace')}/{config.get('default_gateway.name')}"
+    rules = (
+        admission.Rule(
+            "object.spec.listeners.all(l, l.protocol != 'UDP' && l.port in variables.proxyPorts)",
+            f"Gateways of class {shared} share one load balancer that sends the PROXY protocol header on every "
+            f"port, and only ports {shown} (the listeners of {owner}, whose ClientTrafficPolicy parses it) "
+            f"expect it: use one of these ports with a TCP-based protocol, or the {dedicated} class.",
+        ),
+        admission.Rule(
+            "!has(object.spec.allowedListeners) || !has(object.spec.allowedListeners.namespaces) || "
+            "!has(object.spec.allowedListeners.namespaces.from) || "
+            "object.spec.allowedListeners.namespaces.from == 'None'",
+            f"Gateways of class {shared} cannot admit ListenerSets while the load balancer sends the PROXY "
+            f"protocol header: their listeners could use ports that do not parse it. Remove "
+            f"spec.allowedListeners, or use the {dedicated} class.",
+        ),
+    )
+    return admission.objects(
+        config,
+        f"{config.block_name}-proxy-protocol-ports",
+        admission.Resource("gateway.networking.k8s.io", "v1", "gateways"),
+        rules,
+        variables=(("proxyPorts", f"[{', '.join(str(p) for p in ports)}]"),),
+        match_conditions=(
+            ("sharedClass", f"object.spec.gatewayClassName == {admission.cel_string(shared)}"),
+            (
+                "notTheDefaultGateway",
+                f"object.metadata.namespace != {admission.cel_string(config.get('namespace'))} || "
+                f"object.metadata.name != {admission.cel_string(config.get('default_gateway.name'))}",
+            ),
+        ),
+    )
+
+
 def build(config: Config) -> list[Step]:
     steps = []
+    if proxy_protocol_scope(config) == "class":
+        # Before the Gateways: a port added to the default Gateway must pass the guard it is added to.
+        steps += admission.steps(port_guard(config), Phase.GATEWAYCLASS)
     if config.get("client_traffic.enabled"):
         steps.append(Step(Phase.POLICY, client_traffic_policy(config), wait_condition="Accepted"))
     if config.get("backend_traffic.enabled"):

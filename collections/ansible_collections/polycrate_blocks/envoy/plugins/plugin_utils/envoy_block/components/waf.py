@@ -1,5 +1,6 @@
-"""The WAF: an ext_proc service (libmodsecurity + OWASP CRS, image built from waf/) and, when asked, the
-EnvoyExtensionPolicy that puts it in front of the default Gateway."""
+"""The WAF: an ext_proc service (libmodsecurity + OWASP CRS, image built from waf/), when asked the
+EnvoyExtensionPolicy that puts it in front of the default Gateway, and (waf.enforce) the admission policy
+that stops tenants' route-level EnvoyExtensionPolicies from switching it off."""
 
 from __future__ import annotations
 
@@ -11,12 +12,17 @@ import yaml
 from .. import images, labels
 from ..config import Config
 from ..plan import Phase, Step
+from . import admission
 from .gateway import target_gateway
 
 GRPC_PORT = 9002
 METRICS_PORT = 9090
 ROLE = "waf"
 CONFIG_FILE = "waf.yaml"
+# Route kinds on the HTTP listeners a Gateway-level WAF policy covers (Envoy Gateway applies a
+# Gateway-level EnvoyExtensionPolicy to HTTP listeners only: internal/gatewayapi/envoyextensionpolicy.go).
+ROUTE_KINDS = ("HTTPRoute", "GRPCRoute")
+EEP_RESOURCE = admission.Resource("gateway.envoyproxy.io", "v1alpha1", "envoyextensionpolicies")
 
 
 def name(config: Config) -> str:
@@ -172,6 +178,55 @@ def extension_policy(config: Config) -> dict[str, Any]:
     }
 
 
+def enforcement_name(config: Config) -> str:
+    return f"{config.block_name}-waf-enforce"
+
+
+def enforcement(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
+    """ValidatingAdmissionPolicy + binding: deny EnvoyExtensionPolicies that would take the WAF off a route.
+
+    Envoy Gateway v1.9.0 lets a route-level policy without spec.mergeType replace the Gateway-level one
+    on its routes (internal/gatewayapi/envoyextensionpolicy.go: a route that already has extensions is
+    skipped by the Gateway policy), and merging replaces lists, so a merged route policy that brings its
+    own extProc replaces the WAF's entry too (internal/utils/merge.go: strategic merge on a CRD type and
+    JSON merge patch both replace lists). So a policy targeting HTTPRoutes/GRPCRoutes must merge and must
+    not carry extProc; policies on Gateways, ListenerSets and TCP/TLS/UDP routes are not affected.
+    """
+    kinds = ", ".join(admission.cel_string(k) for k in ROUTE_KINDS)
+    targets_routes = " || ".join(
+        (
+            "(has(object.spec.targetRef) && object.spec.targetRef.kind in variables.routeKinds)",
+            "(has(object.spec.targetRefs) && object.spec.targetRefs.exists(ref, ref.kind in variables.routeKinds))",
+            "(has(object.spec.targetSelectors) && "
+            "object.spec.targetSelectors.exists(sel, sel.kind in variables.routeKinds))",
+        )
+    )
+    waf_service = f"{name(config)} in namespace {config.get('namespace')}"
+    rules = (
+        admission.Rule(
+            "!variables.targetsRoutes || has(object.spec.mergeType)",
+            "this EnvoyExtensionPolicy targets HTTPRoutes/GRPCRoutes without spec.mergeType, so it would replace "
+            f"the Gateway's policy on those routes and switch the WAF ({waf_service}) off there. Set "
+            "spec.mergeType: StrategicMerge to merge into the Gateway's policy; where the Gateway has no "
+            "policy, yours applies alone.",
+        ),
+        admission.Rule(
+            "!variables.targetsRoutes || !has(object.spec.extProc) || size(object.spec.extProc) == 0",
+            "spec.extProc in an EnvoyExtensionPolicy on HTTPRoutes/GRPCRoutes replaces the Gateway policy's "
+            f"extProc list, the WAF ({waf_service}) included, even when merged (Envoy Gateway merges lists by "
+            "replacing them). Remove extProc (wasm, lua and dynamicModule merge), or ask the platform team to "
+            "add your processor to the Gateway's policy.",
+        ),
+    )
+    return admission.objects(
+        config,
+        enforcement_name(config),
+        EEP_RESOURCE,
+        rules,
+        variables=(("routeKinds", f"[{kinds}]"), ("targetsRoutes", targets_routes)),
+    )
+
+
 def build(config: Config) -> list[Step]:
     if not config.get("waf.enabled"):
         return []
@@ -183,4 +238,6 @@ def build(config: Config) -> list[Step]:
     ]
     if config.get("waf.default_policy.enabled"):
         steps.append(Step(Phase.POLICY, extension_policy(config), wait_condition="Accepted"))
+    if config.get("waf.enforce"):
+        steps += admission.steps(enforcement(config))
     return steps

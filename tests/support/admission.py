@@ -1,0 +1,45 @@
+"""Evaluate a rendered ValidatingAdmissionPolicy the way the API server does, without one: matchConditions,
+then the variables in order, then every validation; a validation that is false (or fails to evaluate,
+with failurePolicy Fail) denies with its message. Uses the Rust CEL engine the CRD gate uses.
+
+The real API server runs the same policies in tests/cluster/test_waf_enforce.py; this is the fast,
+table-driven twin for the unit tests.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cel
+
+
+def _context(obj: dict[str, Any], old: dict[str, Any] | None, variables: dict[str, Any]) -> cel.Context:
+    ctx = cel.Context()
+    ctx.add_variable("request", {"operation": "CREATE" if old is None else "UPDATE"})
+    ctx.add_variable("object", obj)
+    ctx.add_variable("oldObject", old)
+    ctx.add_variable("variables", variables)
+    return ctx
+
+
+def denials(policy: dict[str, Any], obj: dict[str, Any], old: dict[str, Any] | None = None) -> list[str]:
+    """The messages the policy denies `obj` with (empty: admitted); `old` given = an UPDATE from it."""
+    spec = policy["spec"]
+    assert spec.get("failurePolicy") == "Fail", "an unevaluable rule must deny, not admit"
+    for condition in spec.get("matchConditions", []):
+        if not cel.compile(condition["expression"]).execute(_context(obj, old, {})):
+            return []
+    variables: dict[str, Any] = {}
+    for variable in spec.get("variables", []):
+        variables[variable["name"]] = cel.compile(variable["expression"]).execute(_context(obj, old, variables))
+    out = []
+    for validation in spec["validations"]:
+        try:
+            ok = cel.compile(validation["expression"]).execute(_context(obj, old, variables))
+        except Exception as exc:  # noqa: BLE001 - failurePolicy Fail: an evaluation error denies
+            out.append(f"evaluation error: {exc}")
+            continue
+        assert isinstance(ok, bool), (validation["expression"], ok)
+        if not ok:
+            out.append(str(validation["message"]))
+    return out

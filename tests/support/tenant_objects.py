@@ -1,0 +1,136 @@
+"""Tenant objects for the admission tests, written once: the unit tests evaluate the rendered admission
+policies on them with a CEL engine, the cluster tests send them to the real API server.
+
+CASES: EnvoyExtensionPolicies against waf.enforce. GATEWAY_CASES: Gateways against the PROXY protocol port
+guard (config PROXY_PROTOCOL_CONFIG: default Gateway on 80 and 443, merged shared class).
+Each case: (id, object, expected). expected None = admitted; otherwise a fragment of the denial message.
+Every object is one its CRD accepts (the unit tests check that through the gate), so a denial is the
+admission policy's doing, never the schema's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+TENANT_NAMESPACE = "tenant-waf"
+GW_API = "gateway.networking.k8s.io"
+LUA = [{"type": "Inline", "inline": "function envoy_on_request(handle) end"}]
+OWN_EXT_PROC = [{"backendRefs": [{"name": "authz", "port": 9000}]}]
+MERGE_HINT = "spec.mergeType: StrategicMerge"
+EXT_PROC_HINT = "replaces the Gateway policy's extProc list"
+
+
+def policy(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+        "kind": "EnvoyExtensionPolicy",
+        "metadata": {"name": name, "namespace": TENANT_NAMESPACE},
+        "spec": spec,
+    }
+
+
+def ref(kind: str, name: str = "shop") -> dict[str, str]:
+    return {"group": GW_API, "kind": kind, "name": name}
+
+
+CASES: list[tuple[str, dict[str, Any], str | None]] = [
+    # Admitted: route policies that merge and bring no extProc keep the WAF in front.
+    (
+        "route-merged-lua",
+        policy("route-merged-lua", targetRefs=[ref("HTTPRoute")], mergeType="StrategicMerge", lua=LUA),
+        None,
+    ),
+    (
+        "grpcroute-json-merged",
+        policy("grpcroute-json-merged", targetRefs=[ref("GRPCRoute")], mergeType="JSONMerge", lua=LUA),
+        None,
+    ),
+    # Admitted: what the WAF never covered anyway (a tenant's own Gateway, TLS passthrough / TCP routes).
+    ("own-gateway", policy("own-gateway", targetRefs=[ref("Gateway", "tenant-gw")], extProc=OWN_EXT_PROC), None),
+    ("tcproute", policy("tcproute", targetRefs=[ref("TCPRoute")], lua=LUA), None),
+    ("tlsroute-ext-proc", policy("tlsroute-ext-proc", targetRefs=[ref("TLSRoute")], extProc=OWN_EXT_PROC), None),
+    (
+        "selector-gateways",
+        policy("selector-gateways", targetSelectors=[{"kind": "Gateway", "matchLabels": {"team": "a"}}], lua=LUA),
+        None,
+    ),
+    # Denied: no mergeType on HTTP routes replaces the Gateway's policy, WAF included.
+    ("route-no-merge", policy("route-no-merge", targetRefs=[ref("HTTPRoute")], lua=LUA), MERGE_HINT),
+    ("grpcroute-no-merge", policy("grpcroute-no-merge", targetRefs=[ref("GRPCRoute")], lua=LUA), MERGE_HINT),
+    (
+        "deprecated-targetref",
+        policy("deprecated-targetref", targetRef=ref("HTTPRoute"), lua=LUA),
+        MERGE_HINT,
+    ),
+    (
+        "selector-routes",
+        policy("selector-routes", targetSelectors=[{"kind": "HTTPRoute", "matchLabels": {"app": "shop"}}], lua=LUA),
+        MERGE_HINT,
+    ),
+    (
+        "route-among-others",
+        policy("route-among-others", targetRefs=[ref("TCPRoute"), ref("HTTPRoute", "web")], lua=LUA),
+        MERGE_HINT,
+    ),
+    ("route-empty-policy", policy("route-empty-policy", targetRefs=[ref("HTTPRoute")]), MERGE_HINT),
+    # Denied: merged, but its own extProc list replaces the WAF's.
+    (
+        "route-merged-ext-proc",
+        policy(
+            "route-merged-ext-proc", targetRefs=[ref("HTTPRoute")], mergeType="StrategicMerge", extProc=OWN_EXT_PROC
+        ),
+        EXT_PROC_HINT,
+    ),
+]
+
+
+HETZNER = {"load-balancer.hetzner.cloud/uses-proxyprotocol": "true"}
+DEFAULT_LISTENERS = [
+    {"name": "http", "protocol": "HTTP", "port": 80, "allowed_routes_namespaces": "All"},
+    {"name": "tls", "protocol": "TLS", "port": 443, "tls_mode": "Passthrough", "allowed_routes_namespaces": "All"},
+]
+
+
+def proxy_protocol_config(merge: bool = True, **proxy_protocol: Any) -> dict[str, Any]:
+    return {
+        "gatewayclass": {"shared": {"merge_gateways": merge}},
+        "default_gateway": {"enabled": True, "listeners": DEFAULT_LISTENERS},
+        "client_traffic": {
+            "enabled": True,
+            "proxy_protocol": {"enabled": True, "service_annotations": HETZNER, **proxy_protocol},
+        },
+    }
+
+
+PROXY_PROTOCOL_CONFIG = proxy_protocol_config()
+
+
+def gateway(name: str, class_name: str, *listeners: tuple[str, int], **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GW_API}/v1",
+        "kind": "Gateway",
+        "metadata": {"name": name, "namespace": TENANT_NAMESPACE},
+        "spec": {
+            "gatewayClassName": class_name,
+            "listeners": [{"name": f"l{i}", "protocol": p, "port": port} for i, (p, port) in enumerate(listeners)],
+            **spec,
+        },
+    }
+
+
+PORTS_HINT = "only ports 80, 443"
+NO_LISTENER_SETS = {"namespaces": {"from": "None"}}
+ALL_LISTENER_SETS = {"namespaces": {"from": "All"}}
+GATEWAY_CASES: list[tuple[str, dict[str, Any], str | None]] = [
+    ("tenant-80", gateway("a", "eg-shared", ("HTTP", 80)), None),
+    ("tenant-80-and-443", gateway("b", "eg-shared", ("HTTP", 80), ("HTTPS", 443)), None),
+    ("tenant-listenersets-none", gateway("c", "eg-shared", ("HTTP", 80), allowedListeners=NO_LISTENER_SETS), None),
+    ("dedicated-any-port", gateway("d", "eg-dedicated", ("HTTP", 8080), ("UDP", 5353)), None),
+    ("tenant-8080", gateway("e", "eg-shared", ("HTTP", 80), ("HTTP", 8080)), PORTS_HINT),
+    ("tenant-udp-443", gateway("f", "eg-shared", ("UDP", 443)), PORTS_HINT),
+    (
+        "tenant-listenersets-all",
+        gateway("g", "eg-shared", ("HTTP", 80), allowedListeners=ALL_LISTENER_SETS),
+        "ListenerSets",
+    ),
+]
