@@ -20,7 +20,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_NOCOLOR := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: setup tools render bench-render test lint unit cluster-test waf-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
+.PHONY: setup tools render bench-render test lint unit translator-gate cluster-test waf-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -67,6 +67,11 @@ lint: $(STAMP) $(WAF_STAMP)
 
 unit: $(STAMP) tools
 	$(BIN)/pytest -n 2 --ignore=tests/cluster
+
+# Only the translator gate (tests/translator, also part of `unit`): Envoy Gateway's own translator (egctl) over
+# the default config, every example and the coverage configs.
+translator-gate: $(STAMP) tools
+	$(BIN)/pytest -n 2 -m translator tests/translator
 
 # The playbooks against a real control plane and the real Envoy Gateway controller (tests/harness), one at
 # a time: the controller binds fixed host ports as in its pod.
