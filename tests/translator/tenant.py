@@ -135,7 +135,7 @@ def _backend_objects(name: str, namespace: str, listener: Listener, kind: str) -
     ]
 
 
-def _route(gateway: GatewayRef, listener: Listener) -> list[dict[str, Any]]:
+def route_objects(gateway: GatewayRef, listener: Listener) -> list[dict[str, Any]]:
     kind = ROUTE_KIND[listener.protocol]
     namespace = TENANT_NAMESPACE if listener.allowed_from == "All" else gateway.namespace
     name = f"{gateway.name}-{listener.name}"
@@ -207,5 +207,5 @@ def objects(config: Config) -> list[dict[str, Any]]:
         elif gateway.namespace == TENANT_NAMESPACE or gateway.name in _policy_targets(config):
             result.append(_tenant_gateway(gateway, dedicated))
         for listener in gateway.listeners:
-            result += _route(gateway, listener)
+            result += route_objects(gateway, listener)
     return result + _certificates(config)
