@@ -3,6 +3,8 @@ every listener protocol and every policy setting the examples leave out."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 import yaml
@@ -11,7 +13,7 @@ from envoy_block.config import Config
 from tests.conftest import ROOT
 from tests.support.helpers import load, objects
 
-from . import gate, tenant
+from . import egctl, gate, tenant
 
 EXAMPLES = {
     p.parent.name: yaml.safe_load(p.read_text(encoding="utf-8"))["config"]
@@ -98,3 +100,32 @@ def gate_input(cfg: dict[str, Any]) -> tuple[Config, list[dict[str, Any]]]:
 def verdict(cfg: dict[str, Any]) -> tuple[Config, gate.Verdict]:
     config, inputs = gate_input(cfg)
     return config, gate.run(inputs)
+
+
+def shared_only(inputs: list[dict[str, Any]], config: Config) -> list[dict[str, Any]]:
+    """`inputs` without the dedicated class: its GatewayClass and EnvoyProxy, and the tenant's dedicated
+    Gateway with its route and Backend (one egctl run instead of two, for tests about the shared class)."""
+    dedicated = config.get("gatewayclass.dedicated.name")
+    prefix = f"{tenant.DEDICATED_TENANT_GATEWAY}-"
+    return [
+        o
+        for o in inputs
+        if not (o["kind"] in ("GatewayClass", "EnvoyProxy") and o["metadata"]["name"] == dedicated)
+        and not (o["kind"] == "Gateway" and o["metadata"]["name"] == tenant.DEDICATED_TENANT_GATEWAY)
+        and not str(o["metadata"]["name"]).startswith(prefix)
+    ]
+
+
+def _translator_input_digest(cfg: dict[str, Any]) -> str:
+    _, inputs = gate_input(cfg)
+    fed = [o for o in inputs if o["kind"] in egctl.TRANSLATOR_KINDS]
+    return hashlib.sha256(json.dumps(fed, sort_keys=True).encode()).hexdigest()
+
+
+def groups() -> dict[str, list[str]]:
+    """CONFIGS whose translator input is identical (e.g. examples that differ only in network policies,
+    which the translator never sees), so each distinct input is translated once: "a+b" -> [a, b]."""
+    by_digest: dict[str, list[str]] = {}
+    for name in sorted(CONFIGS):
+        by_digest.setdefault(_translator_input_digest(CONFIGS[name]), []).append(name)
+    return {"+".join(names): names for names in by_digest.values()}

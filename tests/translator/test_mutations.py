@@ -1,9 +1,10 @@
 """The gate goes red on broken references, with the translator's own message: each case breaks one
-reference in an otherwise green input and must fail exactly the named checks, nothing else.
+reference and names exactly the checks that must fail, each with the message they must carry.
 
-To stay fast each case translates the shared class only (one egctl run): the dedicated GatewayClass,
-its EnvoyProxy and the tenant's dedicated Gateway with its route and Backend are left out. The unbroken
-input of every case is green (the exact failure sets below would not match otherwise).
+To stay fast, cases share translations: the cases of one base config are applied together to its
+shared-class input (the dedicated GatewayClass, its EnvoyProxy and the tenant's dedicated Gateway left
+out) and translated in one egctl run, which must fail exactly the union of their checks and nothing else.
+Each case breaks a different object, so the unbroken input is green and no case hides another.
 
 Mutation check of the gate itself (done once, restored): letting gate._policies pass a targetRef without
 status turned the wrong-targetRef case red.
@@ -16,24 +17,11 @@ from typing import Any
 
 import pytest
 
-from . import configs, gate, tenant
+from . import configs, gate
 
 pytestmark = pytest.mark.translator
 
 Objects = list[dict[str, Any]]
-
-
-def _shared_only(cfg_name: str) -> Objects:
-    config, inputs = configs.gate_input(configs.CONFIGS[cfg_name])
-    dedicated = config.get("gatewayclass.dedicated.name")
-    prefix = f"{tenant.DEDICATED_TENANT_GATEWAY}-"
-    return [
-        o
-        for o in inputs
-        if not (o["kind"] in ("GatewayClass", "EnvoyProxy") and o["metadata"]["name"] == dedicated)
-        and not (o["kind"] == "Gateway" and o["metadata"]["name"] == tenant.DEDICATED_TENANT_GATEWAY)
-        and not o["metadata"]["name"].startswith(prefix)
-    ]
 
 
 def _find(objects: Objects, kind: str, name: str) -> dict[str, Any]:
@@ -81,7 +69,7 @@ GW = "Gateway envoy-gateway-system/eg-shared"
 CASES: list[tuple[str, str, Callable[[Objects], Objects], dict[tuple[str, str], str]]] = [
     (
         "wrong-targetRef",
-        "example-proxy-protocol",
+        "every-protocol",
         _wrong_target,
         {
             (
@@ -93,17 +81,16 @@ CASES: list[tuple[str, str, Callable[[Objects], Objects], dict[tuple[str, str], 
     ),
     (
         "missing-Secret",
-        "example-acme-http01",
+        "every-protocol",
         _missing_secret,
         {
-            (f"{GW} listener https-app", "ResolvedRefs"): "Secret envoy-gateway-system/app-example-com-tls does not "
-            "exist",
-            (f"{GW} listener https-app", "Programmed"): "Listener is invalid",
+            (f"{GW} listener https", "ResolvedRefs"): "Secret envoy-gateway-system/app-example-com-tls does not exist",
+            (f"{GW} listener https", "Programmed"): "Listener is invalid",
         },
     ),
     (
         "ext_proc-port-not-on-Service",
-        "example-waf",
+        "every-protocol",
         _ext_proc_port,
         {
             (
@@ -170,14 +157,28 @@ CASES: list[tuple[str, str, Callable[[Objects], Objects], dict[tuple[str, str], 
 ]
 
 
-@pytest.mark.parametrize(("base", "mutate", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_broken_reference_turns_the_gate_red(
-    base: str, mutate: Callable[[Objects], Objects], expected: dict[tuple[str, str], str]
-) -> None:
-    """Guards the gate's teeth: the broken reference fails exactly the named checks, each carrying the
+BASES = sorted({base for _, base, _, _ in CASES})
+
+
+@pytest.mark.parametrize("base", BASES)
+def test_broken_references_turn_the_gate_red(base: str) -> None:
+    """Guards the gate's teeth: each broken reference fails exactly its named checks, each carrying the
     translator's message (or, where the translator stays silent, the gate's statement of that)."""
-    verdict = gate.run(mutate(_shared_only(base)))
+    cases = [(name, mutate, expected) for name, case_base, mutate, expected in CASES if case_base == base]
+    config, inputs = configs.gate_input(configs.CONFIGS[base])
+    broken = configs.shared_only(inputs, config)
+    expected: dict[tuple[str, str], tuple[str, str]] = {}
+    for name, mutate, checks in cases:
+        broken = mutate(broken)
+        for key, message in checks.items():
+            assert key not in expected, f"{name} and {expected[key][0]} both expect {key}: split them"
+            expected[key] = (name, message)
+
+    verdict = gate.run(broken)
     failed = {(c.subject, c.condition): c.message for c in verdict.failures}
-    assert set(failed) == set(expected), verdict.report()
-    for key, message in expected.items():
-        assert message in failed[key], f"{key}: {failed[key]!r} lacks {message!r}"
+    missing = [f"{expected[k][0]}: {k} did not fail" for k in expected if k not in failed]
+    extra = [f"unexpected failure {k}: {failed[k]}" for k in failed if k not in expected]
+    mismatches = missing + extra
+    assert not mismatches, "\n".join(mismatches)
+    for key, (name, message) in expected.items():
+        assert message in failed[key], f"{name}: {key}: {failed[key]!r} lacks {message!r}"
