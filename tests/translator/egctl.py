@@ -59,6 +59,9 @@ TRANSLATOR_KINDS = frozenset(
 )
 
 
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when present: inputs are dumped per run
+
+
 class TranslatorUnavailableError(RuntimeError):
     """egctl is missing or not the pinned version: the gate cannot run (never a skip)."""
 
@@ -90,7 +93,7 @@ def translate(objects: Sequence[Mapping[str, Any]], timeout: float = TIMEOUT_SEC
     binary = egctl()
     with tempfile.TemporaryDirectory(prefix="translator-gate-") as tmp:
         path = Path(tmp) / "input.yaml"
-        documents = yaml.dump_all([dict(o) for o in objects], Dumper=yaml.CSafeDumper, sort_keys=True)
+        documents = yaml.dump_all([dict(o) for o in objects], Dumper=_DUMPER, sort_keys=True)
         path.write_text(documents, encoding="utf-8")
         command = [str(binary), "x", "translate", "--from", "gateway-api", "--to", "gateway-api,xds"]
         command += ["--output", "json", "--file", str(path)]
