@@ -32,8 +32,8 @@ def test_egctl_does_not_merge_gateways() -> None:
     """Pins a limit of egctl v1.9.0 (envoyproxy/gateway#3937, open): `x translate` never sets the
     translator's MergeGateways, whatever the EnvoyProxy says, so two Gateways of a mergeGateways class with
     the same listener (which the controller would mark Conflicted) come out as two separate, accepted xDS
-    sets. The gate therefore cannot prove eg-shared's merge; the cluster tests with the real controller
-    do. If this test fails, egctl has learned to merge: replace it with the merged-listener assertions."""
+    sets. The gate therefore cannot prove eg-shared's merge; only the real controller merges. If this test
+    fails, egctl has learned to merge: replace it with the merged-listener assertions."""
     gateway_class = {
         "apiVersion": "gateway.networking.k8s.io/v1",
         "kind": "GatewayClass",
