@@ -22,7 +22,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # Progress shows as it happens when two suites run side by side (make -j2 --output-sync=line).
 export PYTHONUNBUFFERED := 1
 
-.PHONY: setup tools render bench-render test lint unit cluster-test cluster-suite waf-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
+.PHONY: setup tools render bench-render test lint unit translator-gate cluster-test cluster-suite waf-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -69,6 +69,11 @@ lint: $(STAMP) $(WAF_STAMP)
 
 unit: $(STAMP) tools
 	$(BIN)/pytest -n 2 --ignore=tests/cluster
+
+# Only the translator gate (tests/translator, also part of `unit`): Envoy Gateway's own translator (egctl) over
+# the default config, every example and the coverage configs.
+translator-gate: $(STAMP) tools
+	$(BIN)/pytest -n 2 -m translator tests/translator
 
 # The playbooks against a real control plane and the real Envoy Gateway controller (tests/harness), one at
 # a time: the controller binds fixed host ports as in its pod.

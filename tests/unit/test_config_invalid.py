@@ -5,7 +5,8 @@ Terminate/certificate_refs rule in config._listener_problems turned `terminate-w
 `https-default-terminate-without-cert` red; deleting the GatewayNamespace rule turned
 `gatewaynamespace-with-merge` red; deleting the listeners-without-enabled rule turned
 `listeners-without-gateway` red; a policy message without `config.default_gateway.enabled` turned
-test_policy_without_a_gateway_names_both_ways_out red.
+test_policy_without_a_gateway_names_both_ways_out red; removing the _shared_port_problems call turned the
+three port-shared/same-hostname cases red.
 """
 
 from __future__ import annotations
@@ -108,6 +109,31 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
         "duplicate-port-protocol-hostname",
         gw(HTTP, {**HTTP, "name": "http2"}),
         "config.default_gateway.listeners[1]: port 80/HTTP",
+    ),
+    (
+        "port-shared-by-http-and-tcp",
+        gw(HTTP, {"name": "raw", "protocol": "TCP", "port": 80}),
+        "config.default_gateway.listeners[1]: port 80/TCP cannot share the port with listeners[0] (HTTP)",
+    ),
+    (
+        "port-shared-by-http-and-https",
+        gw(HTTP, {"name": "s", "protocol": "HTTPS", "port": 80, "certificate_refs": [{"name": "c"}]}),
+        "config.default_gateway.listeners[1]: port 80/HTTPS cannot share the port with listeners[0] (HTTP)",
+    ),
+    (
+        "https-and-tls-same-hostname",
+        gw(
+            {
+                "name": "s",
+                "protocol": "HTTPS",
+                "port": 443,
+                "hostname": "a.example.com",
+                "certificate_refs": [{"name": "c"}],
+            },
+            {"name": "t", "protocol": "TLS", "port": 443, "hostname": "a.example.com", "tls_mode": "Passthrough"},
+        ),
+        "config.default_gateway.listeners[1]: port 443/TLS with hostname 'a.example.com' clashes with listeners[0] "
+        "(HTTPS, same port and hostname)",
     ),
     (
         "selector-without-labels",
@@ -255,5 +281,20 @@ def test_valid_edge_cases_are_accepted() -> None:
     load({"default_gateway": {"enabled": False}, "client_traffic": {"enabled": True, "target_gateway_name": "mine"}})
     load(gw({"name": "s", "protocol": "TLS", "port": 443, "tls_mode": "Passthrough"}, HTTP))
     load(gw(HTTP, {**HTTP, "name": "http-app", "hostname": "app.example.com"}))
+    # Ports Envoy Gateway lets listeners share (tests/translator/test_listener_rules.py proves them there).
+    load(gw({"name": "tcp", "protocol": "TCP", "port": 53}, {"name": "udp", "protocol": "UDP", "port": 53}))
+    load(gw(HTTP, {"name": "udp", "protocol": "UDP", "port": 80}))
+    load(
+        gw(
+            {
+                "name": "s",
+                "protocol": "HTTPS",
+                "port": 443,
+                "hostname": "a.example.com",
+                "certificate_refs": [{"name": "c"}],
+            },
+            {"name": "t", "protocol": "TLS", "port": 443, "hostname": "b.example.com", "tls_mode": "Passthrough"},
+        )
+    )
     load({"deploy_type": "GatewayNamespace", "gatewayclass": {"shared": {"merge_gateways": False}}})
     load({"service": {"annotations": None}})  # `annotations:` with nothing after it is "not set"

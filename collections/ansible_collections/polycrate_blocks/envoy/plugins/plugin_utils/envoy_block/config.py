@@ -286,11 +286,59 @@ def _container_port_problems(
     return []
 
 
+# Protocols that may share a port on one Gateway (Envoy Gateway's validateConflictedProtocolsListeners):
+# HTTPS and TLS share by SNI; UDP is another transport and shares with anything.
+_PORT_GROUP = {"HTTP": "HTTP", "HTTPS": "HTTPS/TLS", "TLS": "HTTPS/TLS", "TCP": "TCP"}
+
+
+def _shared_port_problems(
+    at: str,
+    index: int,
+    listener: Mapping[str, Any],
+    groups: dict[tuple[int, str], tuple[int, str]],
+    tls_hostnames: dict[tuple[int, str], tuple[int, str]],
+) -> list[Problem]:
+    """Listeners on one port that Envoy Gateway would reject together (both get Conflicted=True): protocols
+    that cannot share a port (ProtocolConflict), or an HTTPS and a TLS listener with the same hostname
+    (HostnameConflict; the same protocol twice is the (port, protocol, hostname) rule)."""
+    protocol, port = listener["protocol"], listener["port"]
+    group = _PORT_GROUP.get(protocol)
+    if group is None:
+        return []
+    problems = []
+    clash = next((first for (p, g), first in sorted(groups.items()) if p == port and g != group), None)
+    if clash is not None:
+        problems.append(
+            Problem(
+                at,
+                f"port {port}/{protocol} cannot share the port with listeners[{clash[0]}] ({clash[1]}): Envoy "
+                "Gateway rejects both (ProtocolConflict; only HTTPS and TLS share a port, UDP shares with any); "
+                "change the port",
+            )
+        )
+    groups.setdefault((port, group), (index, protocol))
+    if group == "HTTPS/TLS":
+        hostname = str(listener.get("hostname", ""))
+        first = tls_hostnames.setdefault((port, hostname), (index, protocol))
+        if first[1] != protocol:
+            problems.append(
+                Problem(
+                    at,
+                    f"port {port}/{protocol} with hostname '{hostname}' clashes with listeners[{first[0]}] "
+                    f"({first[1]}, same port and hostname): Envoy Gateway rejects both (HostnameConflict); "
+                    "change the port or the hostname",
+                )
+            )
+    return problems
+
+
 def _listener_problems(listeners: list[Mapping[str, Any]]) -> list[Problem]:
     problems: list[Problem] = []
     seen_names: dict[str, int] = {}
     seen_triples: dict[tuple[int, str, str], int] = {}
     seen_inside: dict[tuple[str, int], tuple[int, int]] = {}
+    seen_groups: dict[tuple[int, str], tuple[int, str]] = {}
+    seen_tls_hostnames: dict[tuple[int, str], tuple[int, str]] = {}
     for index, listener in enumerate(listeners):
         at = f"config.default_gateway.listeners[{index}]"
         protocol = listener["protocol"]
@@ -315,6 +363,7 @@ def _listener_problems(listeners: list[Mapping[str, Any]]) -> list[Problem]:
             )
         seen_triples.setdefault(triple, index)
         problems += _container_port_problems(at, index, listener, seen_inside)
+        problems += _shared_port_problems(at, index, listener, seen_groups, seen_tls_hostnames)
 
         if protocol in ("HTTP", "TCP", "UDP"):
             for key in ("tls_mode", "certificate_refs"):
