@@ -19,7 +19,7 @@ export PATH := $(BIN):$(TOOLS):$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export ANSIBLE_NOCOLOR := 1
 export PYTHONDONTWRITEBYTECODE := 1
-# Progress shows as it happens when two suites run side by side (make -j2 --output-sync=line).
+# Progress shows as it happens, also when the output goes to a pipe or a log.
 export PYTHONUNBUFFERED := 1
 
 .PHONY: setup tools render bench-render test lint unit translator-gate cluster-test cluster-suite waf-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
@@ -95,9 +95,14 @@ waf-test: $(WAF_STAMP)
 	cd waf && PATH=$(WAF_BIN):$$PATH $(WAF_BIN)/pytest
 
 # The cluster scenarios mostly wait on the API server and the controller (one core), so the WAF tests run
-# beside them; molecule needs the controller's fixed host ports and so follows the cluster tests.
+# beside them, their output shown when both are done; molecule needs the controller's fixed host ports and
+# so follows the cluster tests.
 test: lint unit
-	$(MAKE) --no-print-directory -j2 --output-sync=line cluster-suite waf-test
+	@log=$$(mktemp) && trap 'rm -f $$log' EXIT && \
+	  { $(MAKE) --no-print-directory waf-test >$$log 2>&1 & } && waf=$$! && \
+	  $(MAKE) --no-print-directory cluster-suite; suite=$$?; \
+	  wait $$waf; wrc=$$?; echo "---- make waf-test (ran beside the cluster suite) ----"; cat $$log; \
+	  test $$suite -eq 0 -a $$wrc -eq 0
 
 cluster-suite:
 	$(MAKE) --no-print-directory cluster-test

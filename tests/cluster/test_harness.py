@@ -74,7 +74,9 @@ def test_loadbalancer_provider(kube: Kube) -> None:
         "metallb": ({"metallb.universe.tf/loadBalancerIPs": "203.0.113.202"}, None, "203.0.113.202"),
         "spec": ({}, "203.0.113.203", "203.0.113.203"),
         "pool": ({}, None, None),
+        "metallb-new": ({"metallb.io/loadBalancerIPs": "203.0.113.204"}, None, "203.0.113.204"),
     }
+    both = {"metallb.universe.tf/loadBalancerIPs": "203.0.113.205"}
     for name, (asked_annotations, ip, _) in asked.items():
         spec = {"type": "LoadBalancer", "ports": [{"port": 80}], "selector": {"app": name}}
         if ip:
@@ -87,9 +89,18 @@ def test_loadbalancer_provider(kube: Kube) -> None:
                 "spec": spec,
             }
         )
+    kube.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "both", "namespace": ns, "annotations": both},
+            "spec": {"type": "LoadBalancer", "ports": [{"port": 80}], "loadBalancerIP": "203.0.113.205"},
+        }
+    )
     for name, (_, _, want) in asked.items():
         got = kube.wait(functools.partial(_ingress, kube, ns, name), 20, f"address for {name}")
         assert got[0]["ip"] == (want or got[0]["ip"])
         if want is None:
             assert got[0]["ip"].startswith("203.0.113."), got
+    assert _ingress(kube, ns, "both") == [], "like MetalLB: annotation and spec.loadBalancerIP at once stay Pending"
     kube.delete({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})

@@ -41,12 +41,25 @@ def test_install_plan_and_status(kube: Kube) -> None:
     assert proxies, "the controller created no proxy pods"
     for pod in proxies:
         assert pod["metadata"]["labels"].get(labels.PROXY_ROLE_LABEL) == labels.PROXY_ROLE, pod["metadata"]
+    # Issue #12 items 1 and 3, as the real controller renders the proxy Service: Envoy Gateway copies the
+    # EnvoyProxy pod labels into its selector, so none of them may change between releases; and for MetalLB
+    # only the annotation asks for the VIP (MetalLB, like the harness, leaves a Service with both Pending).
+    (svc,) = kube.items("/api/v1/services", labelSelector="gateway.envoyproxy.io/owning-gatewayclass=eg-shared")
+    selector = svc["spec"]["selector"]
+    assert selector.get(labels.PROXY_ROLE_LABEL) == labels.PROXY_ROLE, "pod labels do reach the selector"
+    assert "app.kubernetes.io/version" not in selector, selector
+    assert "loadBalancerIP" not in svc["spec"], svc["spec"]
+    assert svc["metadata"]["annotations"].get("metallb.io/loadBalancerIPs") == "203.0.113.77"
 
     installed = kube.playbook("plan", cfg).ok()
     assert installed.recap["changed"] == 0, installed.output[-4000:]
 
+    mark = len(kube.cluster.audit())
     second = kube.playbook("install", cfg).ok()
     assert second.recap["changed"] == 0, second.output[-4000:]
+    assert [w for w in block_writes(kube, mark) if w.resource == "customresourcedefinitions"] == [], (
+        "unchanged CRDs are not applied again (their manifest digest matches)"
+    )
     again = kube.items(f"/api/v1/namespaces/{NS}/pods", labelSelector="app.kubernetes.io/component=proxy")
     assert {p["metadata"]["uid"] for p in again} == {p["metadata"]["uid"] for p in proxies}, (
         "a no-change install must not roll the proxies"

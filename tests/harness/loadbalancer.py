@@ -1,8 +1,10 @@
 """The harness plays the LoadBalancer provider (there is no cloud, Cilium LB-IPAM or MetalLB here).
 
 Each Service of type LoadBalancer gets the address it asks for, read the way the providers read it
-(`spec.loadBalancerIP`, Cilium's `lbipam.cilium.io/ips`, MetalLB's `metallb.universe.tf/loadBalancerIPs`),
-else the next free one from a test pool (TEST-NET-3, never routed), written to status.loadBalancer.ingress.
+(`spec.loadBalancerIP`, Cilium's `lbipam.cilium.io/ips`, MetalLB's `metallb.io/loadBalancerIPs` and older
+`metallb.universe.tf/loadBalancerIPs`), else the next free one from a test pool (TEST-NET-3, never routed),
+written to status.loadBalancer.ingress. Like MetalLB's controller, a Service that asks by a MetalLB
+annotation and by spec.loadBalancerIP at once gets nothing ("service can not have both") and stays Pending.
 Nothing listens on these addresses: they only let the controller and the tests see what a provider would do.
 """
 
@@ -15,7 +17,14 @@ from typing import Any
 from .api import Api
 
 POOL = ipaddress.ip_network("203.0.113.0/24")
-ASKED = ("lbipam.cilium.io/ips", "metallb.universe.tf/loadBalancerIPs")
+METALLB = ("metallb.io/loadBalancerIPs", "metallb.universe.tf/loadBalancerIPs")
+ASKED = ("lbipam.cilium.io/ips", *METALLB)
+
+
+def refused(svc: dict[str, Any]) -> bool:
+    """MetalLB refuses a Service with both its annotation and spec.loadBalancerIP."""
+    annotations = svc["metadata"].get("annotations") or {}
+    return bool(svc["spec"].get("loadBalancerIP")) and any(annotations.get(key) for key in METALLB)
 
 
 def requested(svc: dict[str, Any]) -> str | None:
@@ -57,6 +66,8 @@ class LoadBalancer:
         self.assigned = {uid: ip for uid, ip in self.assigned.items() if uid in live}
         for svc in services:
             uid = svc["metadata"]["uid"]
+            if refused(svc):
+                continue
             want = requested(svc) or self.assigned.get(uid) or self._next_free()
             self.assigned[uid] = want
             ingress = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []

@@ -107,6 +107,12 @@ def crd_manifests(plan: Mapping[str, Any], rendered: str | None = None) -> dict[
         raise AnsibleFilterError(str(exc)) from None
 
 
+def stale_crds(wanted: list[Mapping[str, Any]], live_results: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The CRDs to apply: those whose manifest digest the cluster does not hold (k8s_list results)."""
+    live = [obj for result in live_results for obj in result.get("resources", [])]
+    return crds.stale(wanted, json.loads(json.dumps(live)))
+
+
 def status_report(
     results: list[Mapping[str, Any]], plan: Mapping[str, Any], deployment: Mapping[str, Any] | None
 ) -> dict[str, Any]:
@@ -143,6 +149,7 @@ class FilterModule:
             "owned_kinds": owned_kinds,
             "leftovers": leftovers,
             "crd_manifests": crd_manifests,
+            "stale_crds": stale_crds,
             "status_report": status_report,
             "status_queries": status_queries,
             "proxy_queries": proxy_queries,

@@ -26,6 +26,12 @@ options:
     type: list
     elements: str
     default: []
+  metadata_only:
+    description:
+      - Return only C(apiVersion), C(kind) and C(metadata) (without C(managedFields)) of each object, so large
+        objects (CRDs) are not shipped back whole.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
 attributes:
@@ -77,7 +83,13 @@ def argspec() -> dict[str, Any]:
     args: dict[str, Any] = copy.deepcopy(AUTH_ARG_SPEC)
     args["queries"] = {"type": "list", "elements": "dict", "required": True}
     args["label_selectors"] = {"type": "list", "elements": "str", "default": []}
+    args["metadata_only"] = {"type": "bool", "default": False}
     return args
+
+
+def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = {k: v for k, v in obj.get("metadata", {}).items() if k != "managedFields"}
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": meta}
 
 
 def main() -> None:
@@ -93,7 +105,10 @@ def main() -> None:
                 namespace=query.get("namespace") or None,
                 label_selectors=query.get("label_selectors") or module.params["label_selectors"],
             )
-            results.append({"item": query, "api_found": found["api_found"], "resources": found["resources"]})
+            resources = found["resources"]
+            if module.params["metadata_only"]:
+                resources = [_metadata(obj) for obj in resources]
+            results.append({"item": query, "api_found": found["api_found"], "resources": resources})
     except CoreException as exc:
         module.fail_from_exception(exc)
     module.exit_json(changed=False, results=results)

@@ -55,8 +55,17 @@ def leftovers(
         ref = _ref(obj)
         if ref[:2] not in rank or not ownership_labels.items() <= labels.items() or ref in wanted:
             continue
+        meta = {"name": ref[3], **({"namespace": ref[2]} if ref[2] else {})}
         out.append(
-            {"api_version": ref[0], "kind": ref[1], "namespace": ref[2], "name": ref[3], "delete_rank": rank[ref[:2]]}
+            {
+                "api_version": ref[0],
+                "kind": ref[1],
+                "namespace": ref[2],
+                "name": ref[3],
+                "delete_rank": rank[ref[:2]],
+                # What kubernetes.core.k8s (state: absent) takes, so one module run deletes a list in order.
+                "ref": {"apiVersion": ref[0], "kind": ref[1], "metadata": meta},
+            }
         )
     return sorted(out, key=lambda r: (r["delete_rank"], r["kind"], r["namespace"] or "", r["name"]))
 
