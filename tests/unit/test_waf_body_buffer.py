@@ -1,6 +1,7 @@
 """Invariant: the proxies of the WAF's Gateway hold a whole request body of the size the WAF needs, so
 that Envoy never answers 413 before the WAF has seen the body (Envoy Gateway v1.9.0 would at 32 KiB over
-HTTP/1.1 and 64 KiB over HTTP/2), in exactly one ClientTrafficPolicy per Gateway.
+HTTP/1.1 and 64 KiB over HTTP/2), in exactly one ClientTrafficPolicy per Gateway; configs where that
+cannot work are rejected by config path.
 
 The rule (body_buffer.needed, body_buffer.client_traffic_settings):
 - reject: the body buffer is waf.body.limit, no headroom (Envoy counts only body bytes: a body of exactly
@@ -11,7 +12,7 @@ The rule (body_buffer.needed, body_buffer.client_traffic_settings):
 - on the WAF's Gateway only: merged into the client_traffic policy when that targets the same Gateway,
   else a policy of its own with the same name `<gateway>-client-traffic`.
 
-Mutation checks (done once on the builders, each restored):
+Mutation checks (done once on the builders and validation, each restored):
 - `max()` dropped from client_traffic_settings: for bufferLimit turned
   test_never_below_envoy_gateways_values[4096] red, for the HTTP/2 window both of its cases;
 - the buffer put on the client_traffic target instead of the WAF's Gateway turned
@@ -19,7 +20,9 @@ Mutation checks (done once on the builders, each restored):
 - a policy of its own (`<gateway>-waf-buffer`) beside the client_traffic one turned 12 tests red, among
   them test_buffer_merged_into_the_gateways_client_traffic_policy and
   test_one_client_traffic_policy_per_gateway for both configs with client_traffic on the WAF's Gateway;
-- needed() returning waf.body.limit for partial turned test_partial_buffers_max_size red (both cases).
+- needed() returning waf.body.limit for partial turned test_partial_buffers_max_size red (both cases);
+- each rule of config._waf_body_problems removed in turn, and the schema's maximum for waf.body.limit,
+  turned exactly its cases of test_rejected red.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import Any
 import pytest
 
 from envoy_block import body_buffer
-from tests.support.helpers import MISSING, at, load, objects, with_gateway
+from tests.support.helpers import MISSING, at, load, objects, problems, with_gateway
 
 
 def waf(body: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
@@ -152,3 +155,67 @@ def test_one_client_traffic_policy_per_gateway(cfg: dict[str, Any]) -> None:
     )
     assert targets
     assert max(targets.values()) == 1, targets
+
+
+REJECTED: list[tuple[str, dict[str, Any], str]] = [
+    (
+        "max-size-with-reject",
+        waf({"max_size": 2097152}),
+        "config.waf.body.max_size: only used with limit_action partial",
+    ),
+    (
+        "max-size-not-above-limit",
+        waf({"limit_action": "partial", "limit": 262144, "max_size": 262144}),
+        "config.waf.body.max_size: 262144 is not above waf.body.limit (262144), so partial never applies",
+    ),
+    (
+        "partial-limit-above-default-max-size",
+        waf({"limit_action": "partial", "limit": 2097152}),
+        "config.waf.body.max_size: 1048576 is not above waf.body.limit (2097152)",
+    ),
+    (
+        "limit-not-below-proxy-memory",
+        waf(data_plane={"resources": {"limits": {"memory": "100Ki"}}}),
+        "config.waf.body.limit: the WAF's Gateway would buffer request bodies of up to 131072 bytes in a proxy, "
+        "not less than its memory limit data_plane.resources.limits.memory (100Ki)",
+    ),
+    (
+        "max-size-not-below-proxy-memory",
+        waf({"limit_action": "partial"}, data_plane={"resources": {"limits": {"memory": "1Mi"}}}),
+        "config.waf.body.max_size: the WAF's Gateway would buffer request bodies of up to 1048576 bytes",
+    ),
+    (
+        "limit-beyond-http2-window",
+        waf({"limit": 2147483648}),
+        "config.waf.body.limit: 2147483648 is greater than the maximum of 2147483647",
+    ),
+]
+
+
+@pytest.mark.parametrize(("cfg", "expected"), [c[1:] for c in REJECTED], ids=[c[0] for c in REJECTED])
+def test_rejected(cfg: dict[str, Any], expected: str) -> None:
+    """Combinations that cannot work are rejected, naming the config path and the way out."""
+    found = problems(cfg)
+    assert any(p.startswith(expected) for p in found), found
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        pytest.param(waf({"limit_action": "partial", "max_size": 2097152}), id="partial-with-max-size"),
+        pytest.param(waf({"limit": 4096}, data_plane={"resources": {"limits": {"memory": "1Mi"}}}), id="small-proxy"),
+        pytest.param(
+            {"waf": {"enabled": True, "body": {"limit": 1073741824}}}, id="memory-rule-only-where-the-block-buffers"
+        ),
+    ],
+)
+def test_accepted(cfg: dict[str, Any]) -> None:
+    load(cfg)
+
+
+@pytest.mark.parametrize(
+    ("quantity", "expected"),
+    [("1Gi", 2**30), ("512Mi", 512 * 2**20), ("1.5Gi", 3 * 2**29), ("1G", 10**9), ("100Ki", 102400), ("1000", 1000)],
+)
+def test_quantity_bytes(quantity: str, expected: int) -> None:
+    assert body_buffer.quantity_bytes(quantity) == expected
