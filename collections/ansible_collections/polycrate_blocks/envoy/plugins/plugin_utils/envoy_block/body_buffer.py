@@ -5,9 +5,10 @@ The WAF's EnvoyExtensionPolicy has Envoy buffer the whole request body before th
 mode Buffered). Envoy answers 413 itself once the buffered body passes the stream's buffer limit: for
 HTTP/1.1 the listener's per_connection_buffer_limit_bytes, for HTTP/2 the stream's initial window
 (http2_protocol_options.initial_stream_window_size). Only the body's bytes count: a body of exactly the
-limit passes, one byte more gets 413, whatever the size of the headers (measured with a real Envoy and
-the WAF: 40 KiB of headers changed nothing; chunked bodies count the same). Envoy Gateway v1.9.0 sets
-32 KiB and 64 KiB (internal/xds/translator/listener.go), so both need raising.
+limit passes, one byte more gets 413, whatever the size of the headers (proven with a real Envoy and the
+WAF by waf/tests/test_body_buffer.py: 40 KiB of headers change nothing, chunked bodies count their decoded
+bytes). Envoy Gateway v1.9.0 sets 32 KiB and 64 KiB (internal/xds/translator/listener.go), so both need
+raising.
 """
 
 from __future__ import annotations
