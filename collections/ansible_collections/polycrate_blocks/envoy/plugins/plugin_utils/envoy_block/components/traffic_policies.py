@@ -1,10 +1,11 @@
-"""ClientTrafficPolicy (PROXY protocol, client timeouts) and BackendTrafficPolicy (backend timeouts)."""
+"""ClientTrafficPolicy (PROXY protocol, client timeouts, the WAF's body buffer) and BackendTrafficPolicy
+(backend timeouts)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .. import labels
+from .. import body_buffer, labels
 from ..config import Config
 from ..plan import Phase, Step
 from . import admission
@@ -23,41 +24,57 @@ BACKEND_TIMEOUTS = {
 }
 
 
-def _policy(
-    config: Config, kind: str, section: str, timeouts: dict[str, tuple[str, str]], extra: dict[str, Any]
-) -> dict[str, Any]:
-    """A Gateway-targeted policy with the timeouts the user set (and only those)."""
-    target = target_gateway(config, section)
-    spec: dict[str, Any] = {
-        "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": target}],
-        **extra,
+def _policy(config: Config, kind: str, section: str, target: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """A policy on the Gateway `target`, named after it and the config section it comes from."""
+    return {
+        "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+        "kind": kind,
+        "metadata": labels.metadata(config, f"{target}-{section.replace('_', '-')}", "policy", config.get("namespace")),
+        "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": target}], **spec},
     }
+
+
+def _timeouts(config: Config, section: str, timeouts: dict[str, tuple[str, str]]) -> dict[str, Any]:
+    """`timeout` with the timeouts the user set (and only those), or nothing."""
     timeout: dict[str, dict[str, str]] = {}
     for key, (group, field) in timeouts.items():
         if key in config.get(f"{section}.timeouts"):
             timeout.setdefault(group, {})[field] = config.get(f"{section}.timeouts")[key]
-    if timeout:
-        spec["timeout"] = timeout
-    name = f"{target}-{section.replace('_', '-')}"
-    return {
-        "apiVersion": "gateway.envoyproxy.io/v1alpha1",
-        "kind": kind,
-        "metadata": labels.metadata(config, name, "policy", config.get("namespace")),
-        "spec": spec,
-    }
+    return {"timeout": timeout} if timeout else {}
 
 
-def client_traffic_policy(config: Config) -> dict[str, Any]:
-    extra: dict[str, Any] = {}
-    proxy_protocol = config.get("client_traffic.proxy_protocol")
-    if proxy_protocol["enabled"]:
-        # proxyProtocol replaces the deprecated enableProxyProtocol; {} means the header is required.
-        extra["proxyProtocol"] = {"optional": True} if proxy_protocol["optional"] else {}
-    return _policy(config, "ClientTrafficPolicy", "client_traffic", CLIENT_TIMEOUTS, extra)
+def client_traffic_policies(config: Config) -> list[dict[str, Any]]:
+    """At most one ClientTrafficPolicy per Gateway, named `<gateway>-client-traffic`: Envoy Gateway applies
+    only the oldest Gateway-wide policy of a Gateway and marks the others Conflicted.
+
+    - client_traffic: PROXY protocol and client timeouts on its target Gateway;
+    - the WAF's body buffer (body_buffer.needed) on the WAF's Gateway: merged into that policy when it
+      targets the same Gateway, else a policy of its own with nothing else in it.
+    """
+    by_gateway: dict[str, dict[str, Any]] = {}
+    if config.get("client_traffic.enabled"):
+        spec: dict[str, Any] = {}
+        proxy_protocol = config.get("client_traffic.proxy_protocol")
+        if proxy_protocol["enabled"]:
+            # proxyProtocol replaces the deprecated enableProxyProtocol; {} means the header is required.
+            spec["proxyProtocol"] = {"optional": True} if proxy_protocol["optional"] else {}
+        spec.update(_timeouts(config, "client_traffic", CLIENT_TIMEOUTS))
+        by_gateway[target_gateway(config, "client_traffic")] = spec
+    size = body_buffer.needed(config.values)
+    if size is not None:
+        by_gateway.setdefault(target_gateway(config, "waf"), {}).update(body_buffer.client_traffic_settings(size))
+    return [_policy(config, "ClientTrafficPolicy", "client_traffic", gw, spec) for gw, spec in by_gateway.items()]
 
 
 def backend_traffic_policy(config: Config) -> dict[str, Any]:
-    return _policy(config, "BackendTrafficPolicy", "backend_traffic", BACKEND_TIMEOUTS, {})
+    target = target_gateway(config, "backend_traffic")
+    return _policy(
+        config,
+        "BackendTrafficPolicy",
+        "backend_traffic",
+        target,
+        _timeouts(config, "backend_traffic", BACKEND_TIMEOUTS),
+    )
 
 
 def proxy_ports(config: Config) -> list[int]:
@@ -121,8 +138,7 @@ def build(config: Config) -> list[Step]:
     if proxy_protocol_scope(config) == "class":
         # Before the Gateways: a port added to the default Gateway must pass the guard it is added to.
         steps += admission.steps(port_guard(config), Phase.GATEWAYCLASS)
-    if config.get("client_traffic.enabled"):
-        steps.append(Step(Phase.POLICY, client_traffic_policy(config), wait_condition="Accepted"))
+    steps += [Step(Phase.POLICY, policy, wait_condition="Accepted") for policy in client_traffic_policies(config)]
     if config.get("backend_traffic.enabled"):
         steps.append(Step(Phase.POLICY, backend_traffic_policy(config), wait_condition="Accepted"))
     return steps
