@@ -46,7 +46,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    do_GET = do_POST = do_PUT = do_DELETE = _reply
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _reply
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "3")
+        self.end_headers()
 
     def log_message(self, *args: Any) -> None:
         pass
