@@ -234,6 +234,30 @@ REJECTED: list[tuple[str, dict[str, Any], str]] = [
         {"waf": {"exclude_rule_tags": ['attack-sqli"']}},
         "config.waf.exclude_rule_tags[0]: 'attack-sqli\"' is not valid; use a rule tag",
     ),
+    (
+        "waf-method-lowercase",
+        {"waf": {"allowed_methods": ["GET", "put"]}},
+        "config.waf.allowed_methods[1]: 'put' is not valid; use an upper-case HTTP method",
+    ),
+    (
+        "waf-methods-in-one-string",
+        {"waf": {"allowed_methods": ["GET PUT"]}},
+        "config.waf.allowed_methods[0]: 'GET PUT' is not valid; use an upper-case HTTP method",
+    ),
+    ("waf-methods-empty", {"waf": {"allowed_methods": []}}, "config.waf.allowed_methods"),
+    ("waf-methods-twice", {"waf": {"allowed_methods": ["GET", "GET"]}}, "config.waf.allowed_methods"),
+    (
+        "waf-content-type-with-charset",
+        {"waf": {"allowed_request_content_types": ["application/json; charset=utf-8"]}},
+        "config.waf.allowed_request_content_types[0]: 'application/json; charset=utf-8' is not valid; "
+        "use a lower-case media type without parameters",
+    ),
+    (
+        "waf-content-type-with-bar",
+        {"waf": {"allowed_request_content_types": ["|text/xml|"]}},
+        "config.waf.allowed_request_content_types[0]",
+    ),
+    ("waf-utf8-string", {"waf": {"validate_utf8": "no"}}, "config.waf.validate_utf8: must be of type boolean"),
 ]
 
 
@@ -270,6 +294,8 @@ ACCEPTED: list[tuple[str, dict[str, Any]]] = [
     ("udp-on-proxy-port", gw({"name": "dns", "protocol": "UDP", "port": 19001})),
     ("same-port-two-hostnames", gw({**HTTP, "hostname": "a.example.com"}, {**HTTP, "name": "b", "hostname": "b.io"})),
     ("rule-tag-path", {"waf": {"exclude_rule_tags": ["paranoia-level/2", "OWASP_CRS"]}}),
+    ("waf-webdav-methods", {"waf": {"allowed_methods": ["GET", "PROPFIND", "M-SEARCH", "VERSION-CONTROL"]}}),
+    ("waf-vendor-content-type", {"waf": {"allowed_request_content_types": ["application/vnd.api+json"]}}),
 ]
 
 

@@ -95,6 +95,37 @@ def test_settings_are_what_the_service_accepts(tmp_path: Any) -> None:
     assert settings.listen.endswith(":9002")
 
 
+@pytest.mark.parametrize(
+    ("waf", "expected"),
+    [
+        (
+            {},
+            Settings(crs_dir="/opt/crs", validate_utf8=True),
+        ),
+        (
+            {"allowed_methods": ["GET", "M-SEARCH"], "allowed_request_content_types": ["application/json"]},
+            Settings(
+                crs_dir="/opt/crs",
+                allowed_methods=("GET", "M-SEARCH"),
+                allowed_request_content_types=("application/json",),
+            ),
+        ),
+        ({"validate_utf8": False}, Settings(crs_dir="/opt/crs", validate_utf8=False)),
+    ],
+    ids=["defaults-are-the-services", "lists", "utf8-off"],
+)
+def test_crs_settings_reach_the_service(waf: dict[str, Any], expected: Settings) -> None:
+    """waf.allowed_methods, allowed_request_content_types and validate_utf8 arrive in the service's
+    settings unchanged, and the block's defaults are the service's (REST verbs, CRS content types, UTF-8 on).
+
+    Mutation check (done once, restored): leaving validate_utf8 out of components/waf.settings turned
+    [utf8-off] red."""
+    cfg = with_gateway({"waf": {"enabled": True, "default_policy": {"enabled": True}, **waf}})
+    data = yaml.safe_load(find(cfg, "ConfigMap")["data"]["waf.yaml"])
+    for key in ("allowed_methods", "allowed_request_content_types", "validate_utf8"):
+        assert data[key] == (list(getattr(expected, key)) if key != "validate_utf8" else expected.validate_utf8)
+
+
 def test_config_change_rolls_pods_and_only_then() -> None:
     def checksum(cfg: dict[str, Any]) -> str:
         return str(

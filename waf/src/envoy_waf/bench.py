@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from . import reaper
 from .engine import Engine
 from .settings import Settings, directives
 from .testbed import HCM_TYPE, ROUTER_TYPE, EnvoyProcess, WAFProcess, free_port
@@ -83,18 +84,20 @@ class DirectResponseBackend:
         (self.dir / "backend.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
         envoy = shutil.which("envoy") or str(Path(sys.executable).parent / "envoy")
         self.process = subprocess.Popen(
-            [
-                envoy,
-                "-c",
-                str(self.dir / "backend.yaml"),
-                "--disable-hot-restart",
-                "-l",
-                "error",
-                "--concurrency",
-                "1",
-                "--base-id",
-                "7",
-            ],
+            reaper.command(
+                [
+                    envoy,
+                    "-c",
+                    str(self.dir / "backend.yaml"),
+                    "--disable-hot-restart",
+                    "-l",
+                    "error",
+                    "--concurrency",
+                    "1",
+                    "--base-id",
+                    "7",
+                ]
+            ),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,

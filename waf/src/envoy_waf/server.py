@@ -25,6 +25,7 @@ from envoy.type.v3 import http_status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from prometheus_client import Counter, Histogram, start_http_server
 
+from . import xmlguard
 from .engine import Engine, Verdict
 from .settings import Settings, directives
 
@@ -54,6 +55,7 @@ class _Request:
     request_id: str = ""
     client: tuple[str, int] = ("0.0.0.0", 0)
     headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    xml: bool = False  # a Content-Type header names XML: the body goes through xmlguard first
 
     @classmethod
     def from_headers(cls, message: pb.HttpHeaders, attributes: dict[str, object]) -> _Request:
@@ -70,6 +72,8 @@ class _Request:
                 req.headers.append((header.key.encode(), value))
                 if header.key == "x-request-id":
                     req.request_id = value.decode(errors="replace")
+                elif header.key == "content-type" and xmlguard.is_xml(value):
+                    req.xml = True
         address = str(attributes.get("source.address", ""))
         if address:
             host, _, port = address.rpartition(":")
@@ -143,6 +147,32 @@ class WAF(pb_grpc.ExternalProcessorServicer):
             return pb.ProcessingResponse(request_headers=pb.HeadersResponse(response=common))
         return pb.ProcessingResponse(request_body=pb.BodyResponse(response=common))
 
+    def _refuse_xml(self, req: _Request, reason: str) -> pb.ProcessingResponse:
+        """400 for an XML body the engine must not parse (xmlguard), in block and detect mode alike:
+        parsing it could hold the engine for minutes, so detection-only cannot look at it either."""
+        DECISIONS.labels("refused").inc()
+        LOG.warning(
+            json.dumps(
+                {
+                    "event": "waf",
+                    "action": "refused",
+                    "request_id": req.request_id,
+                    "method": req.method,
+                    "path": req.path[:256],
+                    "client": req.client[0],
+                    "rule_ids": [],
+                    "messages": [reason],
+                }
+            )
+        )
+        return pb.ProcessingResponse(
+            immediate_response=pb.ImmediateResponse(
+                status=http_status_pb2.HttpStatus(code=400),
+                body=f"{reason} (request id {req.request_id or 'n/a'})\n".encode(),
+                details="waf_body_refused",
+            )
+        )
+
     def _too_large(self, req: _Request) -> pb.ProcessingResponse:
         return pb.ProcessingResponse(
             immediate_response=pb.ImmediateResponse(
@@ -177,6 +207,8 @@ class WAF(pb_grpc.ExternalProcessorServicer):
                     elif received > self.settings.body_limit and self.settings.body_limit_action == "reject":
                         DECISIONS.labels("too_large").inc()
                         yield self._too_large(req)
+                    elif req.xml and (reason := xmlguard.refusal(bytes(body))):
+                        yield self._refuse_xml(req, reason)
                     else:
                         yield self._respond(self._evaluate(req, bytes(body)), req, "body")
                 elif kind == "response_headers":

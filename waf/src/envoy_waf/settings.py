@@ -3,12 +3,31 @@
 from __future__ import annotations
 
 import glob
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from .xmlguard import XML_CONTENT_TYPE
+
 CRS_VERSION = "4.28.0"
+# CRS's own default is GET HEAD POST OPTIONS; a WAF in front of REST APIs passes their verbs too.
+REST_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+# CRS's default tx.allowed_request_content_type (rule 900220 in crs-setup.conf.example).
+CRS_CONTENT_TYPES = (
+    "application/x-www-form-urlencoded",
+    "multipart/form-data",
+    "text/xml",
+    "application/xml",
+    "application/soap+xml",
+    "application/json",
+)
+# An HTTP method as CRS compares it (case-sensitive, space-separated list): upper-case letters and '-'.
+METHOD = re.compile(r"[A-Z][A-Z-]{0,31}")
+# A media type without parameters, lower case (CRS lowercases the request's before comparing).
+MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*")
+_TUPLES = ("exclude_rule_ids", "exclude_rule_tags", "allowed_methods", "allowed_request_content_types")
 
 
 @dataclass(frozen=True)
@@ -17,6 +36,9 @@ class Settings:
     mode: str = "block"  # block | detect (DetectionOnly: log, never block)
     paranoia_level: int = 1
     inbound_anomaly_threshold: int = 5
+    allowed_methods: tuple[str, ...] = REST_METHODS
+    allowed_request_content_types: tuple[str, ...] = CRS_CONTENT_TYPES
+    validate_utf8: bool = True  # CRS 920250: invalid UTF-8 in the path, argument names and values
     exclude_rule_ids: tuple[int, ...] = ()
     exclude_rule_tags: tuple[str, ...] = ()
     extra_directives: str = ""
@@ -35,7 +57,7 @@ class Settings:
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"{path}: unknown settings {unknown}; known: {sorted(known)}")
-        for key in ("exclude_rule_ids", "exclude_rule_tags"):
+        for key in _TUPLES:
             if key in data:
                 data[key] = tuple(data[key])
         settings = cls(**data)
@@ -47,6 +69,21 @@ class Settings:
             raise ValueError(f"mode must be block or detect, not {self.mode!r}")
         if self.paranoia_level not in (1, 2, 3, 4):
             raise ValueError("paranoia_level must be 1 to 4")
+        if not self.allowed_methods:
+            raise ValueError("allowed_methods must name at least one method")
+        for method in self.allowed_methods:
+            if not isinstance(method, str) or not METHOD.fullmatch(method):
+                raise ValueError(f"allowed_methods: {method!r} is not an upper-case HTTP method such as PUT")
+        if not self.allowed_request_content_types:
+            raise ValueError("allowed_request_content_types must name at least one media type")
+        for media in self.allowed_request_content_types:
+            if not isinstance(media, str) or not MEDIA_TYPE.fullmatch(media):
+                raise ValueError(
+                    f"allowed_request_content_types: {media!r} is not a lower-case media type such as "
+                    "application/json (no parameters)"
+                )
+        if not isinstance(self.validate_utf8, bool):
+            raise ValueError(f"validate_utf8 must be true or false, not {self.validate_utf8!r}")
         if self.body_limit_action not in ("reject", "partial"):
             raise ValueError("body_limit_action must be reject or partial")
         if not (Path(self.crs_dir) / "rules" / "REQUEST-901-INITIALIZATION.conf").is_file():
@@ -57,6 +94,8 @@ def directives(settings: Settings) -> str:
     """The whole configuration: engine settings, a CRS setup, the CRS request rules, exclusions."""
     crs = Path(settings.crs_dir)
     engine = "On" if settings.mode == "block" else "DetectionOnly"
+    methods = " ".join(settings.allowed_methods)
+    content_types = " ".join(f"|{media}|" for media in settings.allowed_request_content_types)
     lines = [
         f"SecRuleEngine {engine}",
         "SecRequestBodyAccess On",
@@ -66,12 +105,19 @@ def directives(settings: Settings) -> str:
         "SecRequestBodyLimitAction ProcessPartial",
         "SecRequestBodyJsonDepthLimit 512",
         "SecArgumentsLimit 1000",
-        'SecRule REQUEST_HEADERS:Content-Type "^(?:application(?:/soap\\+|/)|text/)xml" '
+        # Never fetch external entities (the default; said here so no include can turn it on unseen).
+        "SecXmlExternalEntity Off",
+        # XML and JSON bodies are parsed (as modsecurity.conf-recommended does), so the CRS sees their
+        # values; the server refuses XML with a DTD before this (xmlguard). No nesting limit setting
+        # exists for XML: libxml2 stops at depth 256, which fails the parse.
+        f'SecRule REQUEST_HEADERS:Content-Type "{XML_CONTENT_TYPE}" '
         '"id:200000,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=XML"',
         'SecRule REQUEST_HEADERS:Content-Type "^application/json" '
         '"id:200001,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=JSON"',
+        # A body that does not parse is refused; an empty one (a DELETE with a Content-Type) is not a body.
         'SecRule REQBODY_ERROR "!@eq 0" "id:200002,phase:2,t:none,log,deny,status:400,'
-        "msg:'Failed to parse request body.'\"",
+        "msg:'Failed to parse request body.',chain\"",
+        'SecRule REQUEST_BODY_LENGTH "@gt 0" "t:none"',
         "SecResponseBodyAccess Off",
         "SecAuditEngine Off",
         # CRS setup (what crs-setup.conf.example does, with the settings filled in).
@@ -81,6 +127,10 @@ def directives(settings: Settings) -> str:
         'SecAction "id:900110,phase:1,pass,t:none,nolog,'
         f"setvar:tx.inbound_anomaly_score_threshold={settings.inbound_anomaly_threshold},"
         'setvar:tx.outbound_anomaly_score_threshold=4"',
+        f"SecAction \"id:900200,phase:1,pass,t:none,nolog,setvar:'tx.allowed_methods={methods}'\"",
+        f"SecAction \"id:900220,phase:1,pass,t:none,nolog,setvar:'tx.allowed_request_content_type={content_types}'\"",
+        'SecAction "id:900950,phase:1,pass,t:none,nolog,'
+        f'setvar:tx.crs_validate_utf8_encoding={int(settings.validate_utf8)}"',
         f"SecAction \"id:900990,phase:1,pass,t:none,nolog,tag:'OWASP_CRS',ver:'OWASP_CRS/{CRS_VERSION}',"
         f'setvar:tx.crs_setup_version={CRS_VERSION.replace(".", "")}"',
     ]

@@ -21,6 +21,8 @@ from typing import Any
 
 import yaml
 
+from . import reaper
+
 ROUTER_TYPE = "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"
 HCM_TYPE = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
 
@@ -29,6 +31,12 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def _env() -> dict[str, str]:
+    """The environment of the processes started here: this package importable (for envoy_waf.reaper)."""
+    src = str(Path(__file__).resolve().parents[1])
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -46,7 +54,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    do_GET = do_POST = do_PUT = do_DELETE = _reply
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _reply
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "3")
+        self.end_headers()
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -71,13 +84,11 @@ class WAFProcess:
         config = {"crs_dir": crs_dir, "listen": f"127.0.0.1:{self.port}", "metrics_port": 0, **settings}
         (self.dir / "waf.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
         self.log = (self.dir / "waf.log").open("w+", encoding="utf-8")
-        src = str(Path(__file__).resolve().parents[1])
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "envoy_waf", "--config", str(self.dir / "waf.yaml")],
+            reaper.command([sys.executable, "-m", "envoy_waf", "--config", str(self.dir / "waf.yaml")]),
             stdout=self.log,
             stderr=subprocess.STDOUT,
-            env=env,
+            env=_env(),
         )
         deadline = time.monotonic() + 30
         while '"ready"' not in self.output():
@@ -220,10 +231,11 @@ class EnvoyProcess:
         )
         envoy = shutil.which("envoy") or str(Path(sys.executable).parent / "envoy")
         self.process = subprocess.Popen(
-            [envoy, "-c", str(cfg), "--disable-hot-restart", "-l", "warning", "--concurrency", "1"],
+            reaper.command([envoy, "-c", str(cfg), "--disable-hot-restart", "-l", "warning", "--concurrency", "1"]),
             stdout=subprocess.DEVNULL,
             stderr=(self.dir / "envoy.log").open("w"),
-            start_new_session=True,
+            env=_env(),
+            start_new_session=True,  # a terminal's Ctrl-C goes to the demo, which stops Envoy in order
         )
         deadline = time.monotonic() + 30
         while True:

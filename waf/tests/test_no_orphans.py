@@ -1,0 +1,65 @@
+"""A demo or test run killed hard (SIGKILL, no cleanup) leaves no process behind: its Envoy (in a
+session of its own) and its WAF die with it, and their ports are free again.
+
+Mutation check (done once, restored): taking the prctl call out of envoy_waf.reaper turned
+test_a_killed_run_leaves_no_process_behind red (Envoy and the WAF still running 10 s later).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from envoy_waf.testbed import request
+
+# What `make waf-demo` starts, in a process of its own that the test then kills with SIGKILL.
+RUN = """
+import json, sys, time
+from envoy_waf.testbed import Backend, EnvoyProcess, WAFProcess
+backend = Backend()
+waf = WAFProcess(sys.argv[1])
+envoy = EnvoyProcess(backend.port, waf.port)
+print(json.dumps({"envoy": envoy.process.pid, "waf": waf.process.pid, "port": envoy.port}), flush=True)
+time.sleep(600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def test_a_killed_run_leaves_no_process_behind(crs: str) -> None:
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    run = subprocess.Popen(
+        [sys.executable, "-c", RUN, crs],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": src},
+    )
+    pids: dict[str, int] = {}
+    try:
+        assert run.stdout is not None
+        pids = json.loads(run.stdout.readline())
+        assert request(pids["port"], "GET", "/")[0] == 200
+        run.send_signal(signal.SIGKILL)
+        run.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while any(_alive(pids[k]) for k in ("envoy", "waf")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = {k: pids[k] for k in ("envoy", "waf") if _alive(pids[k])}
+        assert not left, f"still running after their parent was killed: {left}"
+    finally:
+        for key in ("envoy", "waf"):  # never leave them behind, even when the test fails
+            if key in pids and _alive(pids[key]):
+                os.kill(pids[key], signal.SIGKILL)
+        if run.poll() is None:
+            run.kill()
