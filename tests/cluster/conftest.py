@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from tests.harness.cluster import Cluster
 from tests.harness.registry import PASSWORD as REGISTRY_PASSWORD
 from tests.harness.registry import USER as REGISTRY_USER
 from tests.harness.registry import Registry
+from tests.support import apiserver
 from tests.support.gate import shared_dir
 
 BIN = Path(sys.executable).parent
@@ -128,20 +128,13 @@ class Kube:
         return dict(resp)
 
     def delete(self, obj: dict[str, Any]) -> None:
-        try:
-            self.api.delete(f"{resource_path(obj)}/{obj['metadata']['name']}")
-        except ApiError as err:
-            if err.status != 404:
-                raise
+        apiserver.delete(self.api, f"{resource_path(obj)}/{obj['metadata']['name']}")
 
     def wait(self, check: Callable[[], Any], timeout: float, what: str) -> Any:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = check()
-            if value:
-                return value
-            time.sleep(0.5)
-        raise AssertionError(f"{what}: not within {timeout:.0f}s\n{self.diagnostics()}")
+        try:
+            return apiserver.wait(check, what, timeout)
+        except AssertionError as err:
+            raise AssertionError(f"{err}\n{self.diagnostics()}") from None
 
     def diagnostics(self) -> str:
         errors = self.cluster.errors()

@@ -74,10 +74,7 @@ def check_port_guard(api: Api) -> None:
         assert code == 403, (code, body.get("message"))
         assert PORTS_HINT in body["message"]
     finally:
-        apiserver.delete_namespace(api, TENANT_NAMESPACE)
-        apiserver.delete_admission(api, admission)
-        if created_crd:
-            apiserver.delete(api, f"{apiserver.CRDS}/{crd['metadata']['name']}")
+        apiserver.remove_tenant_test(api, TENANT_NAMESPACE, admission, crd if created_crd else None)
 
 
 def test_proxy_protocol_port_guard_on_the_api_server(cluster: Cluster) -> None:

@@ -72,11 +72,7 @@ def check_enforcement(api: Api) -> None:
         assert code == 403, (code, body.get("message"))
         assert MERGE_HINT in body["message"]
     finally:
-        # The namespace controller removes the tenant policies while their CRD still exists.
-        apiserver.delete_namespace(api, TENANT_NAMESPACE)
-        apiserver.delete_admission(api, admission)
-        if created_crd:
-            apiserver.delete(api, f"{apiserver.CRDS}/{crd['metadata']['name']}")
+        apiserver.remove_tenant_test(api, TENANT_NAMESPACE, admission, crd if created_crd else None)
 
 
 def test_waf_enforcement_on_the_api_server(cluster: Cluster) -> None:

@@ -90,3 +90,12 @@ def delete_namespace(api: Api, name: str) -> None:
     """Delete and wait until the namespace controller has removed it (and everything in it)."""
     delete(api, f"/api/v1/namespaces/{name}")
     wait(lambda: request(api, "GET", f"/api/v1/namespaces/{name}")[0] == 404, f"namespace {name} gone", 120)
+
+
+def remove_tenant_test(api: Api, namespace: str, admission: list[dict[str, Any]], crd: dict[str, Any] | None) -> None:
+    """Undo an admission test: its tenant namespace first (the namespace controller removes the tenant objects
+    while their CRD still exists), then the admission objects, then the CRD if the test created it."""
+    delete_namespace(api, namespace)
+    delete_admission(api, admission)
+    if crd is not None:
+        delete(api, f"{CRDS}/{crd['metadata']['name']}")
