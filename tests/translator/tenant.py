@@ -173,7 +173,7 @@ def certificate_secret(name: str, namespace: str) -> dict[str, Any]:
     }
 
 
-def _certificates(config: Config) -> list[dict[str, Any]]:
+def certificates(config: Config) -> list[dict[str, Any]]:
     if not config.get("default_gateway.enabled"):
         return []
     namespace = config.get("namespace")
@@ -208,4 +208,4 @@ def objects(config: Config) -> list[dict[str, Any]]:
             result.append(_tenant_gateway(gateway, dedicated))
         for listener in gateway.listeners:
             result += route_objects(gateway, listener)
-    return result + _certificates(config)
+    return result + certificates(config)
