@@ -31,6 +31,7 @@ import yaml
 
 from tests.conftest import ROOT
 from tests.harness.api import Api
+from tests.support.helpers import walk
 
 ENVOY = Path(os.environ.get("ENVOY_BIN", ROOT / ".venv-waf/bin/envoy"))
 XDS_CLUSTER = "xds_cluster"
@@ -53,16 +54,6 @@ def host_address() -> str:
     if address.startswith("127."):
         raise RuntimeError("this machine has no non-loopback IPv4 address for an EndpointSlice to point at")
     return address
-
-
-def _walk(node: Any) -> Any:
-    if isinstance(node, dict):
-        yield node
-        for value in node.values():
-            yield from _walk(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _walk(value)
 
 
 def _field(pod: dict[str, Any], path: str) -> str:
@@ -143,7 +134,7 @@ class ProxyPod:
                 for locality in cluster["load_assignment"]["endpoints"]:
                     for endpoint in locality["lb_endpoints"]:
                         endpoint["endpoint"]["address"]["socket_address"]["address"] = "127.0.0.1"
-        for node in _walk(bootstrap):
+        for node in walk(bootstrap):
             if node.get("port_value") in self.ports:
                 node["port_value"] = self.ports[node["port_value"]]
         return json.dumps(bootstrap)

@@ -125,11 +125,12 @@ def create(folder: Path, service_ip: str) -> Pki:
     return pki
 
 
-def self_signed(hostname: str) -> tuple[bytes, bytes]:
-    """A self-signed serving certificate and key (PEM) for `hostname`, as a tenant's TLS Secret holds."""
+def self_signed(hostname: str, *more: str) -> tuple[bytes, bytes]:
+    """A self-signed serving certificate and key (PEM) for `hostname` (and `more` names), as a tenant's TLS
+    Secret or a TLS backend holds."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = _name(hostname)
-    cert = _issue(name, key, name, key, server_names=(hostname,))
+    cert = _issue(name, key, name, key, server_names=(hostname, *more))
     pem = serialization.Encoding.PEM
     return cert.public_bytes(pem), key.private_bytes(
         pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()

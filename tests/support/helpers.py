@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from envoy_block import builder, config
@@ -70,3 +71,14 @@ def at(obj: Any, path: str) -> Any:
 
 
 MISSING = _MISSING
+
+
+def walk(node: Any) -> Iterator[dict[str, Any]]:
+    """Every mapping in a nested structure of mappings and lists, depth first (the root first)."""
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from walk(value)

@@ -18,8 +18,10 @@ Anything left that still points at ADS fails the conversion: nothing is dropped 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from tests.support.helpers import walk
 
 # Bootstrap clusters that exist only to talk to the controller.
 CONTROLLER_CLUSTERS = ("xds_cluster", "local_cluster")
@@ -39,18 +41,8 @@ def _plain(resource: Mapping[str, Any]) -> dict[str, Any]:
     return {k: copy.deepcopy(v) for k, v in resource.items() if k != "@type"}
 
 
-def _walk(node: Any) -> Iterator[dict[str, Any]]:
-    if isinstance(node, dict):
-        yield node
-        for value in node.values():
-            yield from _walk(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _walk(value)
-
-
 def _inline_routes(listener: dict[str, Any], route_configs: Mapping[str, dict[str, Any]]) -> None:
-    for node in _walk(listener):
+    for node in walk(listener):
         rds = node.get("rds")
         if isinstance(rds, dict) and "routeConfigName" in rds:
             name = str(rds["routeConfigName"])
@@ -63,7 +55,7 @@ def _inline_routes(listener: dict[str, Any], route_configs: Mapping[str, dict[st
 def _static_secret_refs(listener: dict[str, Any]) -> set[str]:
     """Drop each SDS config (ADS) of the listener's TLS contexts: the secret then comes from the bootstrap."""
     names = set()
-    for node in _walk(listener):
+    for node in walk(listener):
         for key in ("tlsCertificateSdsSecretConfigs",):
             for ref in node.get(key, []):
                 ref.pop("sdsConfig", None)
@@ -128,7 +120,7 @@ def static_bootstrap(dump: Mapping[str, Any], secrets: Sequence[Mapping[str, Any
     if wanted:
         static["secrets"] = [_secret(name, by_name) for name in sorted(wanted)]
 
-    leftovers = [n for n in _walk(static) if "ads" in n or "edsClusterConfig" in n or "rds" in n]
+    leftovers = [n for n in walk(static) if "ads" in n or "edsClusterConfig" in n or "rds" in n]
     if leftovers:
         raise ConversionError(f"still fed by the controller after conversion: {leftovers[:3]}")
     return bootstrap

@@ -4,18 +4,13 @@ address, and Envoy on the generated configuration."""
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
-
+from tests.harness import pki
 from tests.translator import tenant
 
 from . import scenario, stack
@@ -47,28 +42,11 @@ class Deployed:
 def backend_certificate(directory: Path, hostname: str) -> tuple[Path, Path]:
     """A self-signed certificate for a TLS backend (`hostname` and the tenants' *.example.com), with a key
     of its own: it verifies where the Gateway's fixture certificate would too, yet is told apart by DER."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hostname)])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.DNSName(hostname), x509.DNSName("*.example.com")]), critical=False
-        )
-        .sign(key, hashes.SHA256())
-    )
-    cert, key_file = directory / f"{hostname}.crt", directory / f"{hostname}.key"
-    cert.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return cert, key_file
+    cert, key = pki.self_signed(hostname, "*.example.com")
+    cert_file, key_file = directory / f"{hostname}.crt", directory / f"{hostname}.key"
+    cert_file.write_bytes(cert)
+    key_file.write_bytes(key)
+    return cert_file, key_file
 
 
 def _waf_pod(built: scenario.Scenario) -> tuple[list[str], dict[str, dict[str, str]]]:

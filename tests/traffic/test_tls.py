@@ -12,33 +12,17 @@ from typing import Any
 
 import pytest
 
+from tests.translator import configs
 from tests.translator.tenant import FIXTURES
 
 from .deploy import Deployed, deployed
 
+_LISTENERS = {spec["name"]: spec for spec in configs.EVERY_PROTOCOL["default_gateway"]["listeners"]}
 TLS_CONFIG: dict[str, Any] = {
     "default_gateway": {
         "enabled": True,
-        "listeners": [
-            {
-                "name": "https",
-                "protocol": "HTTPS",
-                "port": 443,
-                "hostname": "app.example.com",
-                "tls_mode": "Terminate",
-                "certificate_refs": [{"name": "app-example-com-tls"}],
-                "allowed_routes_namespaces": "All",
-            },
-            {
-                # Not 8443: the tenant's TLS backend listens there (tests/translator/tenant.py).
-                "name": "tls-passthrough",
-                "protocol": "TLS",
-                "port": 9443,
-                "hostname": "db.example.com",
-                "tls_mode": "Passthrough",
-                "allowed_routes_namespaces": "All",
-            },
-        ],
+        # Passthrough not on 8443: the tenant's TLS backend listens there (tests/translator/tenant.py).
+        "listeners": [_LISTENERS["https"], {**_LISTENERS["tls-passthrough"], "port": 9443}],
     }
 }
 
