@@ -41,10 +41,6 @@ class Scenario:
             raise LookupError(f"expected one {kind} {name or ''} among the objects, found {len(found)}")
         return found[0]
 
-    def service(self, name: str, namespace: str) -> tuple[str, int]:
-        address, ports = self.services[f"{namespace}/{name}"]
-        return address, ports[0][1]
-
 
 def _with_loopback_ips(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     hosts = SERVICE_CIDR.hosts()

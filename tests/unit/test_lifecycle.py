@@ -161,3 +161,48 @@ def test_every_renderable_kind_is_owned() -> None:
             if step.kind == "Namespace":
                 continue  # created (and removed) only on request, by name, never by prune
             assert (step.obj["apiVersion"], step.kind) in owned, (provider, step.kind)
+
+
+def test_install_reads_the_namespace_without_the_ownership_selector() -> None:
+    """Install reads the cluster in one k8s_list run. The namespace query must find a namespace that existed
+    before the block (no ownership labels), or install would try to create it and uninstall would later take
+    it for the block's; owned objects and third-party kinds are read by the ownership labels only.
+    Mutation: the ownership selector on every query -> red."""
+    p = plan(
+        with_gateway({"metrics": {"vmpodscrape": {"enabled": True}}, "network_policy": {"provider": "calico"}})
+    ).to_dict()
+    queries = lifecycle.install_lookups(p)
+    by_purpose: dict[str, list[dict[str, Any]]] = {}
+    for query in queries:
+        by_purpose.setdefault(query["purpose"], []).append(query)
+    ((namespace,),) = [by_purpose["namespace"]]
+    assert (namespace["kind"], namespace["name"]) == ("Namespace", "envoy-gateway-system")
+    assert "label_selectors" not in namespace
+    assert [q["kind"] for q in by_purpose["crds"]] == ["CustomResourceDefinition"]
+    assert "label_selectors" not in by_purpose["crds"][0]
+    assert {q["kind"] for q in by_purpose["owned"]} == {k["kind"] for k in lifecycle.owned_kinds()}
+    assert {q["kind"] for q in by_purpose["third_party"]} == {k["kind"] for k in lifecycle.third_party_kinds(p)}
+    for query in by_purpose["owned"] + by_purpose["third_party"]:
+        assert query["label_selectors"] == p["ownership_selector"]
+
+
+def test_install_state_sorts_the_results_by_purpose() -> None:
+    queries = lifecycle.install_lookups(plan().to_dict())
+    results = [{"item": q, "api_found": True, "resources": [{"metadata": {"name": q["kind"]}}]} for q in queries]
+    state = lifecycle.install_state(results)
+    assert state["namespace"]["resources"] == [{"metadata": {"name": "Namespace"}}]
+    assert [r["item"]["kind"] for r in state["crds"]["results"]] == ["CustomResourceDefinition"]
+    assert [r["item"]["kind"] for r in state["owned"]["results"]] == [k["kind"] for k in lifecycle.owned_kinds()]
+    assert state["third_party"]["results"] == []
+
+
+def test_wait_queries_wait_for_each_class_and_gateway_only_when_asked() -> None:
+    p = plan(with_gateway()).to_dict()
+    waiting = lifecycle.wait_queries(p, wait=True)
+    assert [(q["kind"], q["name"], q["wait_condition"]["type"]) for q in waiting] == [
+        ("GatewayClass", "eg-shared", "Accepted"),
+        ("GatewayClass", "eg-dedicated", "Accepted"),
+        ("Gateway", "eg-shared", "Programmed"),
+    ]
+    assert all(q["wait_condition"]["status"] == "True" for q in waiting)
+    assert all("wait_condition" not in q for q in lifecycle.wait_queries(p, wait=False))

@@ -28,6 +28,10 @@ description:
     returns the owned objects the plan does not render, in delete order.
   - C(third_party_kinds) lists the plan's kinds whose CRDs other components provide (VictoriaMetrics, Cilium,
     Calico), with what provides them.
+  - C(install_lookups) lists everything install reads before it writes (namespace, CRDs, owned objects,
+    third-party kinds) as C(polycrate_blocks.envoy.k8s_list) queries; C(install_state) sorts their
+    C(results) by purpose; C(wait_queries) lists the plan's GatewayClasses and Gateways, with their wait
+    condition when its argument is true.
   - C(status_report) turns looked-up objects into a health table (C(lines)) and an overall C(healthy) flag.
   - C(crd_manifests) takes the plan (and the rendered text of gateway-crds-helm when C(crds.directory) is
     empty) and returns C(crds) (the CustomResourceDefinition documents of the block's API groups and
@@ -141,6 +145,18 @@ def third_party_kinds(plan: Mapping[str, Any]) -> list[dict[str, str]]:
     return lifecycle.third_party_kinds(json.loads(json.dumps(plan)))
 
 
+def install_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return lifecycle.install_lookups(json.loads(json.dumps(plan)))
+
+
+def install_state(results: list[Mapping[str, Any]]) -> dict[str, Any]:
+    return lifecycle.install_state(json.loads(json.dumps(results)))
+
+
+def wait_queries(plan: Mapping[str, Any], wait: bool) -> list[dict[str, Any]]:
+    return lifecycle.wait_queries(json.loads(json.dumps(plan)), bool(wait))
+
+
 class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
         guarded: dict[str, Callable[..., Any]] = {f.__name__: _guard(f) for f in (plan, helm_release)}
@@ -154,4 +170,7 @@ class FilterModule:
             "status_queries": status_queries,
             "proxy_queries": proxy_queries,
             "third_party_kinds": third_party_kinds,
+            "install_lookups": install_lookups,
+            "install_state": install_state,
+            "wait_queries": wait_queries,
         }

@@ -18,6 +18,8 @@ options:
     description:
       - What to look up, each with C(api_version) and C(kind), optionally C(name), C(namespace) and
         C(label_selectors) (instead of O(label_selectors)). Other keys are kept and returned in C(item).
+      - With C(wait_condition) (C(type) and C(status), as in C(kubernetes.core.k8s_info)) the lookup waits up to
+        O(wait_timeout) for the object to exist with that condition, and fails naming it when it does not.
     type: list
     elements: dict
     required: true
@@ -32,6 +34,14 @@ options:
         objects (CRDs) are not shipped back whole.
     type: bool
     default: false
+  wait_timeout:
+    description: Seconds each query with a C(wait_condition) may wait.
+    type: int
+    default: 120
+  wait_sleep:
+    description: Seconds between two checks of a C(wait_condition).
+    type: int
+    default: 1
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
 attributes:
@@ -84,6 +94,8 @@ def argspec() -> dict[str, Any]:
     args["queries"] = {"type": "list", "elements": "dict", "required": True}
     args["label_selectors"] = {"type": "list", "elements": "str", "default": []}
     args["metadata_only"] = {"type": "bool", "default": False}
+    args["wait_timeout"] = {"type": "int", "default": 120}
+    args["wait_sleep"] = {"type": "int", "default": 1}
     return args
 
 
@@ -94,17 +106,32 @@ def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec(), supports_check_mode=True)
-    results = []
+    results: list[dict[str, Any]] = []
     try:
         svc = K8sService(get_api_client(module), module)
         for query in module.params["queries"]:
-            found = svc.find(
-                query["kind"],
-                query.get("api_version", "v1"),
-                name=query.get("name"),
-                namespace=query.get("namespace") or None,
-                label_selectors=query.get("label_selectors") or module.params["label_selectors"],
-            )
+            condition = query.get("wait_condition")
+            try:
+                found = svc.find(
+                    query["kind"],
+                    query.get("api_version", "v1"),
+                    name=query.get("name"),
+                    namespace=query.get("namespace") or None,
+                    label_selectors=query.get("label_selectors") or module.params["label_selectors"],
+                    wait=bool(condition) and not module.check_mode,
+                    wait_sleep=module.params["wait_sleep"],
+                    wait_timeout=module.params["wait_timeout"],
+                    condition=condition,
+                )
+            except CoreException as exc:
+                if not condition:
+                    raise
+                where = "/".join(str(query[k]) for k in ("namespace", "name") if query.get(k))
+                module.fail_json(
+                    msg=f"{query['kind']} {where} is not {condition['type']}={condition['status']} after "
+                    f"{module.params['wait_timeout']} s ({exc}): `status` shows its conditions",
+                    results=results,
+                )
             resources = found["resources"]
             if module.params["metadata_only"]:
                 resources = [_metadata(obj) for obj in resources]

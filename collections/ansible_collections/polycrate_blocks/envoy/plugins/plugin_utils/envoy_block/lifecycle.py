@@ -209,3 +209,49 @@ def third_party_kinds(plan: Mapping[str, Any]) -> list[dict[str, str]]:
                 "needs": THIRD_PARTY[group],
             }
     return [out[key] for key in sorted(out)]
+
+
+def install_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Everything install reads before it writes, for one k8s_list run (metadata only), each query tagged
+    with its `purpose`: the namespace, the CRDs (their digests), the objects this instance owns (what
+    prune removes: the objects this run applies are rendered, so listing before applying finds the same
+    leftovers), and the kinds other components provide (served or not)."""
+    selector = list(plan["ownership_selector"])
+    queries: list[dict[str, Any]] = [
+        {"api_version": "v1", "kind": "Namespace", "name": plan["namespace"]["name"], "purpose": "namespace"},
+        {"api_version": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "purpose": "crds"},
+    ]
+    queries += [{**q, "label_selectors": selector, "purpose": "owned"} for q in owned_kinds()]
+    queries += [{**q, "label_selectors": selector, "purpose": "third_party"} for q in third_party_kinds(plan)]
+    return queries
+
+
+def install_state(results: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """install_lookups' results by purpose, shaped as the separate lookups were: `namespace` (resources),
+    `crds`, `owned` and `third_party` (results)."""
+    by: dict[str, list[Mapping[str, Any]]] = {"namespace": [], "crds": [], "owned": [], "third_party": []}
+    for result in results:
+        by[str(result["item"]["purpose"])].append(result)
+    namespace = list(by["namespace"][0]["resources"]) if by["namespace"] else []
+    return {
+        "namespace": {"resources": namespace},
+        "crds": {"results": by["crds"]},
+        "owned": {"results": by["owned"]},
+        "third_party": {"results": by["third_party"]},
+    }
+
+
+def wait_queries(plan: Mapping[str, Any], wait: bool) -> list[dict[str, Any]]:
+    """The plan's GatewayClasses and Gateways by name, each waiting for its condition (Accepted,
+    Programmed) when `wait`: one k8s_list run that also returns the Gateways' addresses."""
+    return [
+        {
+            "api_version": e["api_version"],
+            "kind": e["kind"],
+            "name": e["name"],
+            "namespace": e["namespace"],
+            **({"wait_condition": {"type": e["wait_condition"], "status": "True"}} if wait else {}),
+        }
+        for e in plan["objects"]
+        if e["kind"] in ("GatewayClass", "Gateway")
+    ]
