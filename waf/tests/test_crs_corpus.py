@@ -10,9 +10,9 @@ known-<kind>; any other failure is `unexpected`, and a listed stage that passes 
 empty. Measured when this was set: engine 4912 pass / 0 fail / 38 known (21 status-only, 1 skipped).
 
 Mutation checks (done once each, restored): skipping phase 2 for bodiless requests in
-engine.Transaction.request dropped the engine pass rate far below the floor; dropping the response phases
-from replay_engine turned the 77 RESPONSE-95x stages into unexpected failures; decoding header values as
-Latin-1 again (the old harness) made 941110/8, 942420/3, 942420/4 and 942421/2 unexpected failures.
+engine.Transaction.request -> red (156 unexpected failures in REQUEST-942 alone); dropping the response
+phases from replay_engine -> red (78 RESPONSE-* stages unexpected); encoding header values as Latin-1 again
+(the old harness) -> red (941110/8, 942420/3, 942420/4, 942421/2 unexpected).
 """
 
 from __future__ import annotations

@@ -50,6 +50,9 @@ _HTML = re.compile(
 _BINARY = re.compile(rb"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
 
 
+Response = tuple[int, list[tuple[str, str]], bytes]  # status, headers, body
+
+
 def sniff_content_type(body: bytes) -> str:
     head = body[:512].lstrip(b"\t\n\x0c\r ")
     if _HTML.match(head):
@@ -59,7 +62,7 @@ def sniff_content_type(body: bytes) -> str:
     return "application/octet-stream" if _BINARY.search(head) else "text/plain; charset=utf-8"
 
 
-def reflect(spec: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+def reflect(spec: bytes) -> Response:
     """The response of albedo's `POST /reflect` (the CRS corpus backend, coreruleset/albedo): the request
     body is a JSON spec {status, headers, body | encodedBody}; returns (status, headers, body)."""
     try:
@@ -87,7 +90,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _reply(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         spec = self.rfile.read(length) if length else b""
-        if self.command == "POST" and self.path.split("?")[0] in ("/reflect", "/reflect/"):
+        routes: dict[str, Response] = getattr(self.server, "routes", {})
+        if self.path.split("?")[0] in routes:
+            status, headers, body = routes[self.path.split("?")[0]]
+            headers = list(headers)
+        elif self.command == "POST" and self.path.split("?")[0] in ("/reflect", "/reflect/"):
             status, headers, body = reflect(spec)
         else:
             status, headers, body = 200, [("Content-Type", "text/plain")], b"ok\n"
@@ -111,9 +118,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 class Backend:
-    def __init__(self, port: int | None = None) -> None:
+    """A backend answering "ok", albedo's `POST /reflect`, and the fixed responses in `routes` (by path)."""
+
+    def __init__(self, port: int | None = None, routes: dict[str, Response] | None = None) -> None:
         self.port = port or free_port()
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), _Handler)
+        self.server.routes = dict(routes or {})  # type: ignore[attr-defined]  # read by _Handler
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
