@@ -6,7 +6,8 @@ Terminate/certificate_refs rule in config._listener_problems turned `terminate-w
 `gatewaynamespace-with-merge` red; deleting the listeners-without-enabled rule turned
 `listeners-without-gateway` red; a policy message without `config.default_gateway.enabled` turned
 test_policy_without_a_gateway_names_both_ways_out red; removing the _shared_port_problems call turned the
-three port-shared/same-hostname cases red.
+three port-shared/same-hostname cases red. Mutation: dropping the _waf_response_problems call -> red
+(waf-response-without-waf and both waf-response-limit-above-* cases).
 """
 
 from __future__ import annotations
@@ -198,6 +199,56 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
         "waf-policy-without-waf",
         {"waf": {"default_policy": {"enabled": True}}},
         "config.waf.default_policy.enabled: needs waf.enabled: true",
+    ),
+    (
+        "waf-response-enabled-not-bool",
+        {"waf": {"response_inspection": {"enabled": "yes"}}},
+        "config.waf.response_inspection.enabled: must be of type boolean",
+    ),
+    (
+        "waf-response-limit-too-small",
+        {"waf": {"response_inspection": {"body_limit": 100}}},
+        "config.waf.response_inspection.body_limit: 100 is less than the minimum of 1024",
+    ),
+    (
+        "waf-response-limit-not-int",
+        {"waf": {"response_inspection": {"body_limit": "64Ki"}}},
+        "config.waf.response_inspection.body_limit: must be of type integer",
+    ),
+    (
+        "waf-response-unknown-key",
+        {"waf": {"response_inspection": {"limit": 65536}}},
+        "config.waf.response_inspection.limit: unknown key; did you mean 'body_limit'",
+    ),
+    (
+        "waf-response-without-waf",
+        {"waf": {"response_inspection": {"enabled": True}}},
+        "config.waf.response_inspection.enabled: needs waf.enabled: true",
+    ),
+    (
+        "waf-response-limit-above-buffer",
+        {
+            "default_gateway": {"enabled": True},
+            "waf": {
+                "enabled": True,
+                "default_policy": {"enabled": True},
+                "response_inspection": {"enabled": True, "body_limit": 131073},
+            },
+        },
+        "config.waf.response_inspection.body_limit: 131073 is above the WAF Gateway's buffer (131072 bytes",
+    ),
+    (
+        "waf-response-limit-above-envoy-gateways-buffer",
+        {
+            "default_gateway": {"enabled": True},
+            "waf": {
+                "enabled": True,
+                "body": {"enabled": False},
+                "default_policy": {"enabled": True},
+                "response_inspection": {"enabled": True},
+            },
+        },
+        "config.waf.response_inspection.body_limit: 65536 is above the WAF Gateway's buffer (32768 bytes",
     ),
     (
         "scrape-any-and-names",

@@ -2,7 +2,8 @@
 settings the service really accepts, and a config change that rolls the pods (and only then).
 
 Mutation check (done once): defaulting waf.fail_open to true in schema.json turned
-test_waf_objects[eep-fail-closed-by-default] red.
+test_waf_objects[eep-fail-closed-by-default] red. Mutation: rendering processingMode.response whatever
+waf.response_inspection.enabled says -> red ([eep-no-response-phase], [eep-response-off-explicitly]).
 """
 
 from __future__ import annotations
@@ -68,6 +69,34 @@ CASES: list[tuple[str, dict[str, Any], str, str, Any]] = [
         {},
     ),
     ("eep-no-response-phase", ON, "EnvoyExtensionPolicy", "spec.extProc[0].processingMode.response", MISSING),
+    (
+        "eep-response-when-inspecting",
+        {"waf": {"enabled": True, "default_policy": {"enabled": True}, "response_inspection": {"enabled": True}}},
+        "EnvoyExtensionPolicy",
+        "spec.extProc[0].processingMode",
+        {"request": {"body": "Buffered"}, "response": {"body": "BufferedPartial"}},
+    ),
+    (
+        "eep-response-off-explicitly",
+        {"waf": {"enabled": True, "default_policy": {"enabled": True}, "response_inspection": {"enabled": False}}},
+        "EnvoyExtensionPolicy",
+        "spec.extProc[0].processingMode",
+        {"request": {"body": "Buffered"}},
+    ),
+    (
+        "eep-response-with-headers-only-requests",
+        {
+            "waf": {
+                "enabled": True,
+                "body": {"enabled": False},
+                "default_policy": {"enabled": True},
+                "response_inspection": {"enabled": True, "body_limit": 32768},
+            }
+        },
+        "EnvoyExtensionPolicy",
+        "spec.extProc[0].processingMode",
+        {"request": {}, "response": {"body": "BufferedPartial"}},
+    ),
     ("eep-timeout", ON, "EnvoyExtensionPolicy", "spec.extProc[0].messageTimeout", "250ms"),
 ]
 
@@ -124,6 +153,36 @@ def test_crs_settings_reach_the_service(waf: dict[str, Any], expected: Settings)
     data = yaml.safe_load(find(cfg, "ConfigMap")["data"]["waf.yaml"])
     for key in ("allowed_methods", "allowed_request_content_types", "validate_utf8"):
         assert data[key] == (list(getattr(expected, key)) if key != "validate_utf8" else expected.validate_utf8)
+
+
+@pytest.mark.parametrize(
+    ("inspection", "expected"),
+    [
+        ({}, (False, 65536)),
+        ({"enabled": True}, (True, 65536)),
+        ({"enabled": True, "body_limit": 8192}, (True, 8192)),
+    ],
+    ids=["off-by-default", "on", "limit"],
+)
+def test_response_inspection_reaches_the_service(
+    inspection: dict[str, Any], expected: tuple[bool, int], tmp_path: Any
+) -> None:
+    """waf.response_inspection arrives as the service's inspect_response / response_body_limit, in settings
+    its strict loader accepts, and its defaults are the service's.
+
+    Mutation: leaving inspect_response out of components/waf.settings -> red (all three cases)."""
+    waf = {"enabled": True, "default_policy": {"enabled": True}, "response_inspection": inspection}
+    cfg = with_gateway({"waf": waf})
+    data = yaml.safe_load(find(cfg, "ConfigMap")["data"]["waf.yaml"])
+    assert (data["inspect_response"], data["response_body_limit"]) == expected
+    default = Settings(crs_dir="/opt/crs")
+    assert (default.inspect_response, default.response_body_limit) == (False, 65536)
+    crs = tmp_path / "crs"
+    (crs / "rules").mkdir(parents=True)
+    (crs / "rules" / "REQUEST-901-INITIALIZATION.conf").write_text("", encoding="utf-8")
+    path = tmp_path / "waf.yaml"
+    path.write_text(yaml.safe_dump({**data, "crs_dir": str(crs)}), encoding="utf-8")
+    assert (Settings.load(path).inspect_response, Settings.load(path).response_body_limit) == expected
 
 
 def test_config_change_rolls_pods_and_only_then() -> None:

@@ -1,8 +1,9 @@
 """libmodsecurity v3 (the reference SecLang engine) driven through its C API with ctypes.
 
-The rules are loaded once per process; each HTTP request is one Transaction. Rule loading is not
-thread-safe, evaluation with one shared rule set is. Matched rule ids and messages come from the log
-callback (without one, libmodsecurity prints every match to stdout).
+The rules are loaded once per process; each HTTP request is one Transaction, which lives from the request
+headers to the end of the response when the response is inspected too (the CRS response rules read what
+the request phases set). Rule loading is not thread-safe, evaluation with one shared rule set is. Matched
+rule ids and messages come from the log callback (without one, libmodsecurity prints every match to stdout).
 """
 
 from __future__ import annotations
@@ -73,6 +74,10 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
         "msc_process_request_headers": (i, [p]),
         "msc_append_request_body": (i, [p, c, sz]),
         "msc_process_request_body": (i, [p]),
+        "msc_add_n_response_header": (i, [p, c, sz, c, sz]),
+        "msc_process_response_headers": (i, [p, i, c]),
+        "msc_append_response_body": (i, [p, c, sz]),
+        "msc_process_response_body": (i, [p]),
         "msc_intervention": (i, [p, ctypes.POINTER(_Intervention)]),
         "msc_process_logging": (i, [p]),
         "msc_transaction_cleanup": (None, [p]),
@@ -121,6 +126,21 @@ class Engine:
         self._lib.msc_rules_cleanup(self._rules)
         self._lib.msc_cleanup(self._msc)
 
+    def transaction(
+        self,
+        *,
+        client: tuple[str, int] = ("0.0.0.0", 0),
+        server: tuple[str, int] = ("0.0.0.0", 0),
+        request_id: str = "",
+    ) -> Transaction:
+        """A new transaction; close() it (phase 5 and cleanup) once the exchange is over or abandoned."""
+        self._next += 1
+        key = self._next
+        self._logs[key] = []
+        tx = self._lib.msc_new_transaction_with_id(self._msc, self._rules, request_id.encode() or None, key)
+        self._lib.msc_process_connection(tx, client[0].encode(), client[1], server[0].encode(), server[1])
+        return Transaction(self, tx, key)
+
     def evaluate(
         self,
         *,
@@ -133,31 +153,12 @@ class Engine:
         server: tuple[str, int] = ("0.0.0.0", 0),
         request_id: str = "",
     ) -> Verdict:
-        """Run phases 1 and 2 (phase 2 always: CRS blocks on the anomaly score there, even for GETs)."""
-        self._next += 1
-        key = self._next
-        self._logs[key] = []
-        lib = self._lib
-        tx = lib.msc_new_transaction_with_id(self._msc, self._rules, request_id.encode() or None, key)
+        """The request alone, in one transaction: phases 1 and 2, then logging."""
+        tx = self.transaction(client=client, server=server, request_id=request_id)
         try:
-            lib.msc_process_connection(tx, client[0].encode(), client[1], server[0].encode(), server[1])
-            lib.msc_process_uri(tx, uri.encode(errors="surrogateescape"), method.encode(), http_version.encode())
-            for name, value in headers:
-                lib.msc_add_n_request_header(tx, name, len(name), value, len(value))
-            lib.msc_process_request_headers(tx)
-            verdict = self._intervention(tx)
-            if not verdict.blocked:
-                if body:
-                    lib.msc_append_request_body(tx, body, len(body))
-                lib.msc_process_request_body(tx)
-                verdict = self._intervention(tx)
-            lib.msc_process_logging(tx)
+            return tx.request(method=method, uri=uri, http_version=http_version, headers=headers, body=body)
         finally:
-            lib.msc_transaction_cleanup(tx)
-            logs = self._logs.pop(key)
-        verdict.rule_ids = sorted({int(m) for line in logs for m in _ID.findall(line)})
-        verdict.messages = [m.decode(errors="replace") for line in logs for m in _MSG.findall(line)]
-        return verdict
+            tx.close()
 
     def _intervention(self, tx: int) -> Verdict:
         it = _Intervention(status=200)
@@ -168,4 +169,81 @@ class Engine:
         for pointer in (it.url, it.log):  # malloc'd by the library
             if pointer:
                 self._free(pointer)
+        return verdict
+
+
+class Transaction:
+    """One request (and, when inspected, its response) in libmodsecurity. Each call returns the verdict of
+    the phases it ran, with the rules that matched in them; `log_lines` keeps every line logged so far."""
+
+    def __init__(self, engine: Engine, tx: int, key: int) -> None:
+        self._engine = engine
+        self._lib = engine._lib
+        self._tx: int | None = tx
+        self._key = key
+        self._seen = 0  # log lines already reported in a verdict
+        self.log_lines: list[bytes] = []
+
+    def request(
+        self,
+        *,
+        method: str,
+        uri: str,
+        http_version: str = "1.1",
+        headers: list[tuple[bytes, bytes]],
+        body: bytes | None = None,
+    ) -> Verdict:
+        """Run phases 1 and 2 (phase 2 always: CRS blocks on the anomaly score there, even for GETs)."""
+        lib, tx = self._lib, self._live()
+        lib.msc_process_uri(tx, uri.encode(errors="surrogateescape"), method.encode(), http_version.encode())
+        for name, value in headers:
+            lib.msc_add_n_request_header(tx, name, len(name), value, len(value))
+        lib.msc_process_request_headers(tx)
+        verdict = self._engine._intervention(tx)
+        if not verdict.blocked:
+            if body:
+                lib.msc_append_request_body(tx, body, len(body))
+            lib.msc_process_request_body(tx)
+            verdict = self._engine._intervention(tx)
+        return self._with_matches(verdict)
+
+    def response(
+        self, *, status: int, headers: list[tuple[bytes, bytes]], body: bytes | None = None, protocol: str = "1.1"
+    ) -> Verdict:
+        """Run phases 3 (response headers) and 4 (response body, an empty one when there is none): the CRS
+        response rules (RESPONSE-95x) and its outbound anomaly evaluation (959100) live there."""
+        lib, tx = self._lib, self._live()
+        for name, value in headers:
+            lib.msc_add_n_response_header(tx, name, len(name), value, len(value))
+        lib.msc_process_response_headers(tx, status, f"HTTP {protocol}".encode())
+        verdict = self._engine._intervention(tx)
+        if not verdict.blocked:
+            if body:
+                lib.msc_append_response_body(tx, body, len(body))
+            lib.msc_process_response_body(tx)
+            verdict = self._engine._intervention(tx)
+        return self._with_matches(verdict)
+
+    def close(self) -> None:
+        """Phase 5 (logging) and free the transaction; safe to call twice."""
+        if self._tx is None:
+            return
+        tx, self._tx = self._tx, None
+        try:
+            self._lib.msc_process_logging(tx)
+        finally:
+            self._lib.msc_transaction_cleanup(tx)
+            self.log_lines += self._engine._logs.pop(self._key)[self._seen :]
+
+    def _live(self) -> int:
+        if self._tx is None:
+            raise EngineError("transaction already closed")
+        return self._tx
+
+    def _with_matches(self, verdict: Verdict) -> Verdict:
+        logs = self._engine._logs[self._key]
+        new, self._seen = logs[self._seen :], len(logs)
+        self.log_lines += new
+        verdict.rule_ids = sorted({int(m) for line in new for m in _ID.findall(line)})
+        verdict.messages = [m.decode(errors="replace") for line in new for m in _MSG.findall(line)]
         return verdict

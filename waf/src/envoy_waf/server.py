@@ -3,6 +3,11 @@
 Request headers start the transaction; with no body (end_of_stream) phase 2 runs at once, otherwise the
 verdict waits for the buffered body. A block is an ImmediateResponse with the configured status and the
 request id; everything else is CONTINUE. Detection-only mode never blocks but logs the same way.
+
+With inspect_response the transaction stays open for the response: its headers run phase 3, and the first
+response body message Envoy sends (the whole body when buffered, the first buffer-full when buffered
+partially), trimmed to response_body_limit, runs phase 4 (an empty body when there is none). A block there
+replaces the response with an ImmediateResponse; the rest of a longer body is not inspected.
 """
 
 from __future__ import annotations
@@ -26,15 +31,17 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from prometheus_client import Counter, Histogram, start_http_server
 
 from . import xmlguard
-from .engine import Engine, Verdict
+from .engine import Engine, Transaction, Verdict
 from .settings import Settings, directives
 
 LOG = logging.getLogger("envoy_waf")
 BLOCKING_EVALUATION_RULE = 949110  # CRS: inbound anomaly score exceeded
+OUTBOUND_EVALUATION_RULE = 959100  # CRS: outbound (response) anomaly score exceeded
 REQUESTS = Counter("waf_requests_total", "Requests evaluated")
 DECISIONS = Counter("waf_decisions_total", "Decisions by action", ["action"])
 RULE_HITS = Counter("waf_rule_matches_total", "Matched rules", ["rule_id"])
 ERRORS = Counter("waf_errors_total", "Streams that failed inside the WAF")
+RESPONSE_DECISIONS = Counter("waf_response_decisions_total", "Response decisions by action", ["action"])
 LATENCY = Histogram(
     "waf_evaluation_seconds",
     "Engine time per request",
@@ -81,6 +88,18 @@ class _Request:
         return req
 
 
+def _response_headers(message: pb.HttpHeaders) -> tuple[int, list[tuple[bytes, bytes]]]:
+    """The status (from :status) and the other headers of a response, as the engine takes them."""
+    status, headers = 200, []
+    for header in message.headers.headers:
+        value = _header_value(header)
+        if header.key == ":status":
+            status = int(value) if value.isdigit() else 200
+        elif not header.key.startswith(":"):
+            headers.append((header.key.encode(), value))
+    return status, headers
+
+
 def _attributes(request: pb.ProcessingRequest) -> dict[str, object]:
     out: dict[str, object] = {}
     for struct in request.attributes.values():
@@ -94,16 +113,19 @@ class WAF(pb_grpc.ExternalProcessorServicer):
         self.settings = settings
         self.engine = engine
 
-    def _evaluate(self, req: _Request, body: bytes | None) -> Verdict:
+    def _evaluate(self, req: _Request, body: bytes | None, tx: Transaction | None = None) -> Verdict:
         started = time.perf_counter()
-        verdict = self.engine.evaluate(
-            method=req.method,
-            uri=req.path,
-            headers=req.headers,
-            body=body,
-            client=req.client,
-            request_id=req.request_id,
-        )
+        if tx is not None:  # inspect_response: the response phases run in this transaction later
+            verdict = tx.request(method=req.method, uri=req.path, headers=req.headers, body=body)
+        else:
+            verdict = self.engine.evaluate(
+                method=req.method,
+                uri=req.path,
+                headers=req.headers,
+                body=body,
+                client=req.client,
+                request_id=req.request_id,
+            )
         LATENCY.observe(time.perf_counter() - started)
         REQUESTS.inc()
         for rule_id in verdict.rule_ids:
@@ -147,6 +169,51 @@ class WAF(pb_grpc.ExternalProcessorServicer):
             return pb.ProcessingResponse(request_headers=pb.HeadersResponse(response=common))
         return pb.ProcessingResponse(request_body=pb.BodyResponse(response=common))
 
+    def _inspect_response(
+        self, req: _Request, tx: Transaction, status: int, headers: list[tuple[bytes, bytes]], body: bytes
+    ) -> Verdict:
+        """Phases 3 and 4 of the request's transaction; logged like a request, with "phase": "response"."""
+        verdict = tx.response(status=status, headers=headers, body=body)
+        for rule_id in verdict.rule_ids:
+            RULE_HITS.labels(str(rule_id)).inc()
+        action = "block" if verdict.blocked else ("flag" if verdict.rule_ids else "allow")
+        if self.settings.mode == "detect" and OUTBOUND_EVALUATION_RULE in verdict.rule_ids:
+            action = "detect"
+        RESPONSE_DECISIONS.labels(action).inc()
+        if verdict.rule_ids:
+            LOG.warning(
+                json.dumps(
+                    {
+                        "event": "waf",
+                        "action": action,
+                        "phase": "response",
+                        "request_id": req.request_id,
+                        "method": req.method,
+                        "path": req.path[:256],
+                        "client": req.client[0],
+                        "status": status,
+                        "rule_ids": verdict.rule_ids,
+                        "messages": verdict.messages[:20],
+                    }
+                )
+            )
+        return verdict
+
+    def _respond_response(self, verdict: Verdict, req: _Request, phase: str) -> pb.ProcessingResponse:
+        if verdict.blocked and self.settings.mode == "block":
+            # The backend's response never reaches the client; the CRS's 403 becomes block_status.
+            status = verdict.status if verdict.status not in (0, 200, 403) else self.settings.block_status
+            return pb.ProcessingResponse(
+                immediate_response=pb.ImmediateResponse(
+                    status=http_status_pb2.HttpStatus(code=status),
+                    body=f"Response blocked (request id {req.request_id or 'n/a'})\n".encode(),
+                    details="waf_response_blocked",
+                )
+            )
+        if phase == "headers":
+            return pb.ProcessingResponse(response_headers=pb.HeadersResponse())
+        return pb.ProcessingResponse(response_body=pb.BodyResponse())
+
     def _refuse_xml(self, req: _Request, reason: str) -> pb.ProcessingResponse:
         """400 for an XML body the engine must not parse (xmlguard), in block and detect mode alike:
         parsing it could hold the engine for minutes, so detection-only cannot look at it either."""
@@ -188,13 +255,17 @@ class WAF(pb_grpc.ExternalProcessorServicer):
         req: _Request | None = None
         body = bytearray()
         received = 0
+        tx: Transaction | None = None  # only with inspect_response: lives until the response is inspected
+        response: tuple[int, list[tuple[bytes, bytes]]] | None = None  # status and headers, until the body
         try:
             async for message in request_iterator:
                 kind = message.WhichOneof("request")
                 if kind == "request_headers":
                     req = _Request.from_headers(message.request_headers, _attributes(message))
+                    if self.settings.inspect_response and tx is None:
+                        tx = self.engine.transaction(client=req.client, request_id=req.request_id)
                     if message.request_headers.end_of_stream:
-                        yield self._respond(self._evaluate(req, None), req, "headers")
+                        yield self._respond(self._evaluate(req, None, tx), req, "headers")
                     else:
                         yield self._respond(Verdict(), req, "headers")
                 elif kind == "request_body" and req is not None:
@@ -210,7 +281,21 @@ class WAF(pb_grpc.ExternalProcessorServicer):
                     elif req.xml and (reason := xmlguard.refusal(bytes(body))):
                         yield self._refuse_xml(req, reason)
                     else:
-                        yield self._respond(self._evaluate(req, bytes(body)), req, "body")
+                        yield self._respond(self._evaluate(req, bytes(body), tx), req, "body")
+                elif kind == "response_headers" and tx is not None and req is not None:
+                    status, headers = _response_headers(message.response_headers)
+                    if message.response_headers.end_of_stream:  # no body (204, 304, HEAD): both phases now
+                        verdict = self._inspect_response(req, tx, status, headers, b"")
+                        yield self._respond_response(verdict, req, "headers")
+                    else:
+                        response = (status, headers)
+                        yield self._respond_response(Verdict(), req, "headers")
+                elif kind == "response_body" and tx is not None and req is not None and response is not None:
+                    # The first body message is all Envoy sends when buffering (partially): inspect it now.
+                    status, headers = response
+                    response = None
+                    chunk = message.response_body.body[: self.settings.response_body_limit]
+                    yield self._respond_response(self._inspect_response(req, tx, status, headers, chunk), req, "body")
                 elif kind == "response_headers":
                     yield pb.ProcessingResponse(response_headers=pb.HeadersResponse())
                 elif kind == "response_body":
@@ -219,6 +304,9 @@ class WAF(pb_grpc.ExternalProcessorServicer):
             ERRORS.inc()
             LOG.exception("stream failed")
             raise
+        finally:
+            if tx is not None:
+                tx.close()
 
 
 async def serve(settings: Settings) -> None:

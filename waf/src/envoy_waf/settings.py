@@ -42,8 +42,13 @@ class Settings:
     exclude_rule_ids: tuple[int, ...] = ()
     exclude_rule_tags: tuple[str, ...] = ()
     extra_directives: str = ""
+    # Before the CRS rules, after this file's CRS setup: where crs-setup.conf's SecActions go (tx variables
+    # the CRS reads in phase 1 take effect only there; the corpus harness uses it). Not a block setting.
+    setup_directives: str = ""
     body_limit: int = 131072  # bytes inspected
     body_limit_action: str = "reject"  # reject (413) | partial (inspect the first body_limit bytes)
+    inspect_response: bool = False  # CRS response rules (RESPONSE-95x data leakage) on headers and body
+    response_body_limit: int = 65536  # response body bytes inspected; the rest passes uninspected
     block_status: int = 403
     listen: str = "0.0.0.0:9002"
     metrics_port: int = 9090
@@ -86,6 +91,14 @@ class Settings:
             raise ValueError(f"validate_utf8 must be true or false, not {self.validate_utf8!r}")
         if self.body_limit_action not in ("reject", "partial"):
             raise ValueError("body_limit_action must be reject or partial")
+        if not isinstance(self.inspect_response, bool):
+            raise ValueError(f"inspect_response must be true or false, not {self.inspect_response!r}")
+        if (
+            isinstance(self.response_body_limit, bool)
+            or not isinstance(self.response_body_limit, int)
+            or self.response_body_limit < 1
+        ):
+            raise ValueError(f"response_body_limit must be a number of bytes above 0, not {self.response_body_limit!r}")
         if not (Path(self.crs_dir) / "rules" / "REQUEST-901-INITIALIZATION.conf").is_file():
             raise ValueError(f"crs_dir {self.crs_dir}: no CRS rules/ there")
 
@@ -115,10 +128,11 @@ def directives(settings: Settings) -> str:
         'SecRule REQUEST_HEADERS:Content-Type "^application/json" '
         '"id:200001,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=JSON"',
         # A body that does not parse is refused; an empty one (a DELETE with a Content-Type) is not a body.
+        # logdata: the parser's reason in the log (as modsecurity.conf-recommended does), never the body.
         'SecRule REQBODY_ERROR "!@eq 0" "id:200002,phase:2,t:none,log,deny,status:400,'
-        "msg:'Failed to parse request body.',chain\"",
+        "msg:'Failed to parse request body.',logdata:'%{reqbody_error_msg}',chain\"",
         'SecRule REQUEST_BODY_LENGTH "@gt 0" "t:none"',
-        "SecResponseBodyAccess Off",
+        *_response_directives(settings),
         "SecAuditEngine Off",
         # CRS setup (what crs-setup.conf.example does, with the settings filled in).
         'SecDefaultAction "phase:1,log,auditlog,pass"',
@@ -134,10 +148,34 @@ def directives(settings: Settings) -> str:
         f"SecAction \"id:900990,phase:1,pass,t:none,nolog,tag:'OWASP_CRS',ver:'OWASP_CRS/{CRS_VERSION}',"
         f'setvar:tx.crs_setup_version={CRS_VERSION.replace(".", "")}"',
     ]
+    if settings.setup_directives:
+        lines.append(settings.setup_directives)
     for rule_file in sorted(glob.glob(str(crs / "rules" / "REQUEST-*.conf"))):
         lines.append(f"Include {rule_file}")
+    if settings.inspect_response:
+        for rule_file in sorted(glob.glob(str(crs / "rules" / "RESPONSE-*.conf"))):
+            lines.append(f"Include {rule_file}")
     lines += [f"SecRuleRemoveById {rule_id}" for rule_id in settings.exclude_rule_ids]
     lines += [f'SecRuleRemoveByTag "{tag}"' for tag in settings.exclude_rule_tags]
     if settings.extra_directives:
         lines.append(settings.extra_directives)
     return "\n".join(lines) + "\n"
+
+
+# Response media types whose bodies the engine reads: modsecurity.conf-recommended's text types plus JSON
+# (API error responses leak SQL and stack traces there too; the CRS test setup reads the same four).
+RESPONSE_MEDIA_TYPES = ("text/plain", "text/html", "text/xml", "application/json")
+
+
+def _response_directives(settings: Settings) -> list[str]:
+    if not settings.inspect_response:
+        return ["SecResponseBodyAccess Off"]
+    return [
+        "SecResponseBodyAccess On",
+        f"SecResponseBodyMimeType {' '.join(RESPONSE_MEDIA_TYPES)}",
+        f"SecResponseBodyLimit {settings.response_body_limit}",
+        # The server hands over at most response_body_limit bytes; the engine must never refuse a response.
+        "SecResponseBodyLimitAction ProcessPartial",
+        'SecDefaultAction "phase:3,log,auditlog,pass"',
+        'SecDefaultAction "phase:4,log,auditlog,pass"',
+    ]

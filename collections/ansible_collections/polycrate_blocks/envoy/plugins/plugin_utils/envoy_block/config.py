@@ -591,6 +591,30 @@ def _waf_body_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> lis
     return problems
 
 
+def _waf_response_problems(values: Mapping[str, Any]) -> list[Problem]:
+    """Response inspection needs the service, and Envoy hands the WAF at most the Gateway's buffer of a
+    response (processing mode BufferedPartial): a larger body_limit would promise bytes never inspected."""
+    waf = values["waf"]
+    inspection = waf["response_inspection"]
+    if not inspection["enabled"]:
+        return []
+    if not waf["enabled"]:
+        return [Problem("config.waf.response_inspection.enabled", "needs waf.enabled: true")]
+    if not waf["default_policy"]["enabled"]:
+        return []  # the user's own EnvoyExtensionPolicy and ClientTrafficPolicy decide what reaches the WAF
+    buffer = max(body_buffer.needed(values) or 0, body_buffer.ENVOY_GATEWAY_CONNECTION_BUFFER)
+    if inspection["body_limit"] > buffer:
+        return [
+            Problem(
+                "config.waf.response_inspection.body_limit",
+                f"{inspection['body_limit']} is above the WAF Gateway's buffer ({buffer} bytes: waf.body.limit, or "
+                "max_size with limit_action partial, and never below 32768), and Envoy hands the WAF at most that "
+                "much of a response; lower body_limit, or raise waf.body.limit",
+            )
+        ]
+    return []
+
+
 def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> tuple[list[Problem], list[str]]:
     """Rules that span several keys. `values` has defaults applied; `raw` is what the user wrote."""
     problems: list[Problem] = []
@@ -692,6 +716,7 @@ def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> t
         )
 
     problems += _waf_body_problems(values, raw)
+    problems += _waf_response_problems(values)
 
     selector = values["metrics"]["vmpodscrape"]["namespace_selector"]
     if selector["any"] and selector["match_names"]:

@@ -49,6 +49,8 @@ def settings(config: Config) -> dict[str, Any]:
         "extra_directives": waf["extra_directives"],
         "body_limit": waf["body"]["limit"],
         "body_limit_action": waf["body"]["limit_action"],
+        "inspect_response": waf["response_inspection"]["enabled"],
+        "response_body_limit": waf["response_inspection"]["body_limit"],
         "block_status": waf["block_status"],
         "listen": f"0.0.0.0:{GRPC_PORT}",
         "metrics_port": METRICS_PORT,
@@ -161,6 +163,12 @@ def disruption_budget(config: Config) -> dict[str, Any]:
 def extension_policy(config: Config) -> dict[str, Any]:
     waf = config.get("waf")
     request: dict[str, Any] = {"body": "Buffered"} if waf["body"]["enabled"] else {}
+    mode: dict[str, Any] = {"request": request}
+    if waf["response_inspection"]["enabled"]:
+        # Presence of `response` sends the response headers. BufferedPartial, not Buffered: Buffered turns
+        # every response larger than the Gateway's buffer into Envoy's 500 (downloads included); partial
+        # hands the WAF the first buffer-full and streams the rest (waf/tests/test_response_inspection.py).
+        mode["response"] = {"body": "BufferedPartial"}
     target = target_gateway(config, "waf")
     return {
         "apiVersion": "gateway.envoyproxy.io/v1alpha1",
@@ -172,7 +180,7 @@ def extension_policy(config: Config) -> dict[str, Any]:
                 {
                     "backendRefs": [{"group": "", "kind": "Service", "name": name(config), "port": GRPC_PORT}],
                     # Presence of `request` sends the headers; the body only when buffered.
-                    "processingMode": {"request": request},
+                    "processingMode": mode,
                     "messageTimeout": waf["message_timeout"],
                     "failOpen": waf["fail_open"],
                 }
