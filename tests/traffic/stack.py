@@ -166,8 +166,15 @@ class WAF:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+LEAK = (
+    b"<html><body><p>You have an error in your SQL syntax; check the manual that corresponds to your MySQL "
+    b"server version for the right syntax to use near '' at line 1</p></body></html>"
+)
+
+
 class _EchoHandler(http.server.BaseHTTPRequestHandler):
-    """Answers with what it received, as JSON; /slow/<seconds> answers after that long."""
+    """Answers with what it received, as JSON; /slow/<seconds> answers after that long; /leak/... answers
+    with a database error page (what CRS's response rules call data leakage)."""
 
     protocol_version = "HTTP/1.1"
     server: _EchoServer
@@ -177,6 +184,9 @@ class _EchoHandler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         if self.path.startswith("/slow/"):
             time.sleep(float(self.path.split("/")[2]))
+        if self.path.startswith("/leak/"):
+            self._send(500, "text/html", LEAK)
+            return
         payload = json.dumps(
             {
                 "backend": self.server.name,
@@ -186,8 +196,11 @@ class _EchoHandler(http.server.BaseHTTPRequestHandler):
                 "body_bytes": len(body),
             }
         ).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
+        self._send(200, "application/json", payload)
+
+    def _send(self, status: int, content_type: str, payload: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         if self.command != "HEAD":

@@ -12,7 +12,7 @@ import pytest
 from tests.translator import configs
 
 from .deploy import Deployed, deployed
-from .stack import http_request, wait_for
+from .stack import LEAK, http_request, wait_for
 
 # name -> (method, path, body, headers, the WAF's answer): CRS blocks with waf.block_status (403); the WAF
 # refuses an XML body with a DTD before parsing it (400, envoy_waf.xmlguard).
@@ -71,6 +71,12 @@ def test_benign_requests_reach_the_backend(edge: Deployed, method: str) -> None:
 def test_attacks_are_blocked(edge: Deployed, attack: str) -> None:
     method, path, body, headers, refused = ATTACKS[attack]
     assert _get(edge, path, method, body, **headers) == refused
+
+
+def test_responses_are_not_inspected_by_default(edge: Deployed) -> None:
+    """waf.response_inspection is off by default: a backend's error page reaches the client as it is."""
+    status, body, _ = http_request(edge.port("http"), edge.host("http"), "/leak/orders")
+    assert (status, body) == (500, LEAK)
 
 
 def test_waf_stopped_fails_closed_and_blocking_resumes(edge: Deployed) -> None:

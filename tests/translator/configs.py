@@ -85,7 +85,8 @@ TENANT_TARGETS: dict[str, Any] = {
 }
 
 # The WAF's body buffer merged into the client traffic policy of its Gateway (one ClientTrafficPolicy with
-# PROXY protocol, a timeout and the buffer), with limit_action partial: the proxies hold max_size.
+# PROXY protocol, a timeout and the buffer), with limit_action partial: the proxies hold max_size; and
+# response inspection on.
 WAF_PARTIAL_MERGED: dict[str, Any] = {
     "default_gateway": {
         "enabled": True,
@@ -105,6 +106,7 @@ WAF_PARTIAL_MERGED: dict[str, Any] = {
         "enabled": True,
         "default_policy": {"enabled": True},
         "body": {"limit": 65536, "limit_action": "partial", "max_size": 262144},
+        "response_inspection": {"enabled": True, "body_limit": 32768},
     },
 }
 

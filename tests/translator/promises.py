@@ -135,6 +135,9 @@ def _ext_proc_config(
     fail_open = bool(config.get("failureModeAllow", False))
     body = mode.get("requestBodyMode", "NONE")
     want_body = "BUFFERED" if settings["body"]["enabled"] else "NONE"
+    # Response inspection: headers sent and the first buffer-full of the body; else neither goes to the WAF.
+    inspect = bool(settings["response_inspection"]["enabled"])
+    want_response = ("SEND", "BUFFERED_PARTIAL") if inspect else ("SKIP", "NONE")
     timeout_ok, timeout_text = _same_duration(settings["message_timeout"], config.get("messageTimeout"))
     checks = [
         Check(
@@ -150,6 +153,13 @@ def _ext_proc_config(
             str(mode.get("requestHeaderMode")),
         ),
         Check(subject, "ext_proc request body", body == want_body, f"{body} (expected {want_body})"),
+        Check(
+            subject,
+            "ext_proc response headers and body",
+            (mode.get("responseHeaderMode", "SEND"), mode.get("responseBodyMode", "NONE")) == want_response,
+            f"{mode.get('responseHeaderMode', 'SEND')}, {mode.get('responseBodyMode', 'NONE')} "
+            f"(expected {want_response}, waf.response_inspection.enabled {inspect})",
+        ),
         Check(subject, "ext_proc message timeout", timeout_ok, timeout_text),
     ]
     cluster_name = str(config.get("grpcService", {}).get("envoyGrpc", {}).get("clusterName"))
