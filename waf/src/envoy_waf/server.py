@@ -1,8 +1,11 @@
-"""The ext_proc gRPC service (envoy.service.ext_proc.v3.ExternalProcessor): one transaction per stream.
+"""One worker process: the ext_proc gRPC service (envoy.service.ext_proc.v3.ExternalProcessor), one
+transaction per stream, and the gRPC health service. The supervisor (supervisor.py) starts several on one
+port (SO_REUSEPORT); `python -m envoy_waf.server` is how it starts each.
 
-Request headers start the transaction; with no body (end_of_stream) phase 2 runs at once, otherwise the
-verdict waits for the buffered body. A block is an ImmediateResponse with the configured status and the
-request id; everything else is CONTINUE. Detection-only mode never blocks but logs the same way.
+Request headers start the transaction; with no body (end_of_stream) phase 2 runs at once and the stream
+ends after one message each way, otherwise the verdict waits for the buffered body. A block is an
+ImmediateResponse with the configured status and the request id; everything else is CONTINUE.
+Detection-only mode never blocks but logs the same way.
 """
 
 from __future__ import annotations
@@ -11,35 +14,36 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import signal
 import sys
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import grpc
 from envoy.config.core.v3 import base_pb2
 from envoy.service.ext_proc.v3 import external_processor_pb2 as pb
 from envoy.service.ext_proc.v3 import external_processor_pb2_grpc as pb_grpc
 from envoy.type.v3 import http_status_pb2
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from prometheus_client import Counter, Histogram, start_http_server
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from . import xmlguard
+from .board import Board
 from .engine import Engine, Verdict
+from .metrics import DECISION, ERRORS, LATENCY, REQUESTS, RULE_HITS
 from .settings import Settings, directives
 
 LOG = logging.getLogger("envoy_waf")
 BLOCKING_EVALUATION_RULE = 949110  # CRS: inbound anomaly score exceeded
-REQUESTS = Counter("waf_requests_total", "Requests evaluated")
-DECISIONS = Counter("waf_decisions_total", "Decisions by action", ["action"])
-RULE_HITS = Counter("waf_rule_matches_total", "Matched rules", ["rule_id"])
-ERRORS = Counter("waf_errors_total", "Streams that failed inside the WAF")
-LATENCY = Histogram(
-    "waf_evaluation_seconds",
-    "Engine time per request",
-    buckets=(0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.05, 0.1, 0.5),
-)
+# Built once: every allowed request gets the same answer (grpc serialises it; nobody mutates it).
+CONTINUE = pb.CommonResponse(status=pb.CommonResponse.CONTINUE)
+CONTINUE_HEADERS = pb.ProcessingResponse(request_headers=pb.HeadersResponse(response=CONTINUE))
+CONTINUE_BODY = pb.ProcessingResponse(request_body=pb.BodyResponse(response=CONTINUE))
+RESPONSE_HEADERS = pb.ProcessingResponse(response_headers=pb.HeadersResponse())
+RESPONSE_BODY = pb.ProcessingResponse(response_body=pb.BodyResponse())
 
 
 def _header_value(header: base_pb2.HeaderValue) -> bytes:
@@ -90,9 +94,12 @@ def _attributes(request: pb.ProcessingRequest) -> dict[str, object]:
 
 
 class WAF(pb_grpc.ExternalProcessorServicer):
+    """The decisions: evaluate, answer, log and count. Servicer adds the gRPC stream handling."""
+
     def __init__(self, settings: Settings, engine: Engine) -> None:
         self.settings = settings
         self.engine = engine
+        self.pid = os.getpid()  # in audit lines: which worker decided
 
     def _evaluate(self, req: _Request, body: bytes | None) -> Verdict:
         started = time.perf_counter()
@@ -111,7 +118,7 @@ class WAF(pb_grpc.ExternalProcessorServicer):
         action = "block" if verdict.blocked else ("flag" if verdict.rule_ids else "allow")
         if self.settings.mode == "detect" and BLOCKING_EVALUATION_RULE in verdict.rule_ids:
             action = "detect"  # DetectionOnly: the CRS blocking evaluation fired, nothing was blocked
-        DECISIONS.labels(action).inc()
+        DECISION[action].inc()
         if verdict.rule_ids:
             # One JSON line per blocked or flagged request: rule ids and messages, never bodies.
             LOG.warning(
@@ -123,6 +130,7 @@ class WAF(pb_grpc.ExternalProcessorServicer):
                         "method": req.method,
                         "path": req.path[:256],
                         "client": req.client[0],
+                        "worker": self.pid,
                         "rule_ids": verdict.rule_ids,
                         "messages": verdict.messages[:20],
                     }
@@ -142,15 +150,12 @@ class WAF(pb_grpc.ExternalProcessorServicer):
                     details="waf_blocked",
                 )
             )
-        common = pb.CommonResponse(status=pb.CommonResponse.CONTINUE)
-        if phase == "headers":
-            return pb.ProcessingResponse(request_headers=pb.HeadersResponse(response=common))
-        return pb.ProcessingResponse(request_body=pb.BodyResponse(response=common))
+        return CONTINUE_HEADERS if phase == "headers" else CONTINUE_BODY
 
     def _refuse_xml(self, req: _Request, reason: str) -> pb.ProcessingResponse:
         """400 for an XML body the engine must not parse (xmlguard), in block and detect mode alike:
         parsing it could hold the engine for minutes, so detection-only cannot look at it either."""
-        DECISIONS.labels("refused").inc()
+        DECISION["refused"].inc()
         LOG.warning(
             json.dumps(
                 {
@@ -160,6 +165,7 @@ class WAF(pb_grpc.ExternalProcessorServicer):
                     "method": req.method,
                     "path": req.path[:256],
                     "client": req.client[0],
+                    "worker": self.pid,
                     "rule_ids": [],
                     "messages": [reason],
                 }
@@ -182,72 +188,148 @@ class WAF(pb_grpc.ExternalProcessorServicer):
             )
         )
 
+
+class _Stream:
+    """One ext_proc stream (one HTTP request): each message in, at most one response out."""
+
+    __slots__ = ("body", "done", "received", "req", "waf")
+
+    def __init__(self, waf: WAF) -> None:
+        self.waf = waf
+        self.done = False
+        self.req: _Request | None = None
+        self.body = bytearray()
+        self.received = 0
+
+    def on(self, message: pb.ProcessingRequest) -> pb.ProcessingResponse | None:
+        waf = self.waf
+        kind = message.WhichOneof("request")
+        if kind == "request_headers":
+            req = self.req = _Request.from_headers(message.request_headers, _attributes(message))
+            if message.request_headers.end_of_stream:  # no body follows: decide now, one round trip
+                self.done = True
+                return waf._respond(waf._evaluate(req, None), req, "headers")
+            return CONTINUE_HEADERS
+        if kind == "request_body" and self.req is not None:
+            req = self.req
+            chunk = message.request_body.body
+            self.received += len(chunk)
+            limit = waf.settings.body_limit
+            # Keep at most body_limit bytes: memory stays bounded whatever the client sends.
+            self.body += chunk[: max(0, limit - len(self.body))]
+            if not message.request_body.end_of_stream:
+                return CONTINUE_BODY
+            self.done = True
+            if self.received > limit and waf.settings.body_limit_action == "reject":
+                DECISION["too_large"].inc()
+                return waf._too_large(req)
+            if req.xml and (reason := xmlguard.refusal(bytes(self.body))):
+                return waf._refuse_xml(req, reason)
+            return waf._respond(waf._evaluate(req, bytes(self.body)), req, "body")
+        if kind == "response_headers":
+            return RESPONSE_HEADERS
+        if kind == "response_body":
+            return RESPONSE_BODY
+        return None
+
+
+class Servicer(WAF):
+    """grpc.aio, not grpc's thread-pool server: a stream waiting for a slow client's body costs a thread
+    there, and a few dozen slow uploads left every other request waiting until Envoy's message timeout
+    (504, or 500 failing closed); here it costs a coroutine (tests/test_hostile.py)."""
+
     async def Process(  # the gRPC method name
         self, request_iterator: AsyncIterator[pb.ProcessingRequest], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.ProcessingResponse]:
-        req: _Request | None = None
-        body = bytearray()
-        received = 0
+        stream = _Stream(self)
         try:
             async for message in request_iterator:
-                kind = message.WhichOneof("request")
-                if kind == "request_headers":
-                    req = _Request.from_headers(message.request_headers, _attributes(message))
-                    if message.request_headers.end_of_stream:
-                        yield self._respond(self._evaluate(req, None), req, "headers")
-                    else:
-                        yield self._respond(Verdict(), req, "headers")
-                elif kind == "request_body" and req is not None:
-                    chunk = message.request_body.body
-                    received += len(chunk)
-                    # Keep at most body_limit bytes: memory stays bounded whatever the client sends.
-                    body += chunk[: max(0, self.settings.body_limit - len(body))]
-                    if not message.request_body.end_of_stream:
-                        yield self._respond(Verdict(), req, "body")
-                    elif received > self.settings.body_limit and self.settings.body_limit_action == "reject":
-                        DECISIONS.labels("too_large").inc()
-                        yield self._too_large(req)
-                    elif req.xml and (reason := xmlguard.refusal(bytes(body))):
-                        yield self._refuse_xml(req, reason)
-                    else:
-                        yield self._respond(self._evaluate(req, bytes(body)), req, "body")
-                elif kind == "response_headers":
-                    yield pb.ProcessingResponse(response_headers=pb.HeadersResponse())
-                elif kind == "response_body":
-                    yield pb.ProcessingResponse(response_body=pb.BodyResponse())
+                response = stream.on(message)
+                if response is not None:
+                    yield response
+                    if stream.done:
+                        # The verdict is out and nothing later matters to the WAF: end the stream now
+                        # rather than wait for Envoy to reset it (one less wake-up and no cancellation).
+                        return
         except Exception:
             ERRORS.inc()
             LOG.exception("stream failed")
             raise
 
 
-async def serve(settings: Settings) -> None:
+_SERVING = health_pb2.HealthCheckResponse(status=health_pb2.HealthCheckResponse.SERVING)
+_NOT_SERVING = health_pb2.HealthCheckResponse(status=health_pb2.HealthCheckResponse.NOT_SERVING)
+
+
+class Health(health_pb2_grpc.HealthServicer):
+    """grpc.health.v1 Check: SERVING only while every worker is ready (the supervisor's board) and this one
+    is not draining. Watch is not offered (UNIMPLEMENTED): kubelet and Envoy use Check."""
+
+    def __init__(self, board: Board) -> None:
+        self.board = board
+        self.draining = False
+
+    async def Check(self, request: health_pb2.HealthCheckRequest, context: grpc.aio.ServicerContext) -> Any:
+        if request.service not in ("", SERVICE):
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"unknown service {request.service!r}")
+        return _SERVING if self.board.all_ready() and not self.draining else _NOT_SERVING
+
+
+SERVICE = "envoy.service.ext_proc.v3.ExternalProcessor"
+GRACE = 5.0  # seconds open streams get to finish after SIGTERM
+CONNECTION_AGE_MS = 30_000
+OPTIONS = [
+    ("grpc.max_receive_message_length", 8 * 1024 * 1024),
+    ("grpc.so_reuseport", 1),  # every worker binds `listen`; the kernel spreads connections over them
+    # SO_REUSEPORT spreads connections, not streams: Envoy keeps its connections for an hour, so a worker
+    # that replaces a dead one would get only new connections. A graceful GOAWAY (grpc sends two, so no
+    # stream is lost) every ~30 s has Envoy reconnect and the kernel spread the connections again.
+    ("grpc.max_connection_age_ms", CONNECTION_AGE_MS),
+    ("grpc.max_connection_age_grace_ms", int(GRACE * 1000)),
+]
+
+
+def _ready(port: int, ready_fd: int | None) -> None:
+    print(json.dumps({"event": "worker_ready", "worker": os.getpid(), "port": port}), flush=True)
+    if ready_fd is not None:
+        os.write(ready_fd, f"{os.getpid()} {port}\n".encode())
+        os.close(ready_fd)
+
+
+async def serve(settings: Settings, board: Board, ready_fd: int | None) -> None:
     engine = Engine(directives(settings))
-    server = grpc.aio.server(options=[("grpc.max_receive_message_length", 8 * 1024 * 1024)])
-    pb_grpc.add_ExternalProcessorServicer_to_server(WAF(settings, engine), server)
-    health_servicer = health.aio.HealthServicer()
+    server = grpc.aio.server(options=OPTIONS)
+    pb_grpc.add_ExternalProcessorServicer_to_server(Servicer(settings, engine), server)
+    health_servicer = Health(board)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     port = server.add_insecure_port(settings.listen)
     await server.start()
-    await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
-    if settings.metrics_port:
-        start_http_server(settings.metrics_port)
-    print(json.dumps({"event": "ready", "port": port, "mode": settings.mode}), flush=True)
+    _ready(port, ready_fd)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     # Drain: stop taking streams, let open ones finish (bounded), then free the engine.
-    await health_servicer.set("", health_pb2.HealthCheckResponse.NOT_SERVING)
-    await server.stop(grace=5)
+    health_servicer.draining = True
+    print(json.dumps({"event": "worker_draining", "worker": os.getpid()}), flush=True)
+    await server.stop(grace=GRACE)
     engine.close()
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(prog="envoy-waf", description=__doc__)
-    parser.add_argument("--config", required=True, help="settings YAML (mounted from a ConfigMap)")
-    args = parser.parse_args()
+def main(argv: list[str] | None = None) -> int:
+    """A worker: `python -m envoy_waf.server --config FILE --board FILE [--ready-fd N]`."""
+    parser = argparse.ArgumentParser(prog="envoy-waf-worker", description=__doc__)
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--board", required=True, help="the supervisor's readiness board (board.py)")
+    parser.add_argument("--ready-fd", type=int, help="pipe to the supervisor: this worker's pid once it serves")
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")
-    asyncio.run(serve(Settings.load(args.config)))
+    settings = Settings.load(args.config)
+    board = Board(Path(args.board))
+    asyncio.run(serve(settings, board, args.ready_fd))
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
