@@ -258,6 +258,21 @@ REJECTED: list[tuple[str, dict[str, Any], str]] = [
         "config.waf.allowed_request_content_types[0]",
     ),
     ("waf-utf8-string", {"waf": {"validate_utf8": "no"}}, "config.waf.validate_utf8: must be of type boolean"),
+    ("waf-workers-zero", {"waf": {"workers": 0}}, "config.waf.workers: 0 is less than the minimum of 1"),
+    ("waf-workers-too-many", {"waf": {"workers": 65}}, "config.waf.workers: 65 is greater than the maximum of 64"),
+    ("waf-workers-string", {"waf": {"workers": "2"}}, "config.waf.workers: must be of type integer"),
+    ("waf-workers-bool", {"waf": {"workers": True}}, "config.waf.workers: must be of type integer"),
+    (
+        "waf-cpu-request-above-derived-limit",
+        {"waf": {"workers": 1, "resources": {"requests": {"cpu": "2"}}}},
+        "config.waf.resources.requests.cpu: 2 is above the limit 1 (waf.resources.limits.cpu, derived from 1 "
+        "worker(s))",
+    ),
+    (
+        "waf-memory-request-above-limit",
+        {"waf": {"resources": {"requests": {"memory": "1Gi"}, "limits": {"memory": "512Mi"}}}},
+        "config.waf.resources.requests.memory: 1Gi is above the limit 512Mi (waf.resources.limits.memory):",
+    ),
 ]
 
 
@@ -296,6 +311,9 @@ ACCEPTED: list[tuple[str, dict[str, Any]]] = [
     ("rule-tag-path", {"waf": {"exclude_rule_tags": ["paranoia-level/2", "OWASP_CRS"]}}),
     ("waf-webdav-methods", {"waf": {"allowed_methods": ["GET", "PROPFIND", "M-SEARCH", "VERSION-CONTROL"]}}),
     ("waf-vendor-content-type", {"waf": {"allowed_request_content_types": ["application/vnd.api+json"]}}),
+    ("waf-workers-one", {"waf": {"workers": 1}}),
+    ("waf-workers-64", {"waf": {"workers": 64}}),
+    ("waf-memory-limit-only", {"waf": {"workers": 8, "resources": {"limits": {"memory": "512Mi"}}}}),
 ]
 
 

@@ -56,3 +56,23 @@ def test_blocks_are_logged_with_rule_ids(envoy: EnvoyProcess, waf: WAFProcess) -
     assert events
     assert 942100 in events[-1]["rule_ids"]
     assert "password" not in str(events), "no request bodies in the audit log"
+
+
+def _ext_proc_stat(envoy: EnvoyProcess, name: str) -> int:
+    for line in envoy.stats().splitlines():
+        if line.startswith(f"http.ingress.ext_proc.{name}: "):
+            return int(line.rpartition(" ")[2])
+    raise AssertionError(f"no ext_proc.{name} in Envoy's stats")
+
+
+@pytest.mark.parametrize(("path", "status"), [("/?q=fine", 200), ("/item?id=1%27%20OR%20%271%27%3D%271", 403)])
+def test_a_request_without_body_is_one_message_each_way(envoy: EnvoyProcess, path: str, status: int) -> None:
+    """No body: Envoy marks the headers end_of_stream and the WAF decides on them at once, so one message
+    goes each way (no round trip for a body that does not exist).
+
+    Mutation: answering CONTINUE to end_of_stream headers as if a body followed -> red (the attack gets 200,
+    no verdict ever runs)."""
+    sent, received = _ext_proc_stat(envoy, "stream_msgs_sent"), _ext_proc_stat(envoy, "stream_msgs_received")
+    assert request(envoy.port, "GET", path)[0] == status
+    assert _ext_proc_stat(envoy, "stream_msgs_sent") - sent == 1
+    assert _ext_proc_stat(envoy, "stream_msgs_received") - received == 1

@@ -40,6 +40,8 @@ def _rss_kib(pid: int) -> int:
 
 def _still_serving(envoy: EnvoyProcess, waf: WAFProcess) -> None:
     assert waf.process.poll() is None, waf.output()[-2000:]
+    # The supervisor would replace a crashed worker: none may have died.
+    assert not [e for e in waf.lifecycle() if e["event"] == "worker_replaced"], waf.output()[-2000:]
     assert request(envoy.port, "GET", "/")[0] == 200
     assert request(envoy.port, "GET", SQLI)[0] == 403
 
@@ -84,10 +86,45 @@ def test_memory_stays_bounded(edge: EnvoyProcess, small_limit_waf: WAFProcess) -
     body = b'{"q": "' + b"x" * 60_000 + b'"}'
     for _ in range(30):
         request(edge.port, "POST", "/api", body, {"Content-Type": "application/json"})
-    before = _rss_kib(small_limit_waf.process.pid)
+    before = _rss_kib(small_limit_waf.worker_pid())
     for _ in range(200):
         request(edge.port, "POST", "/api", body, {"Content-Type": "application/json"})
         request(edge.port, "GET", SQLI)
-    after = _rss_kib(small_limit_waf.process.pid)
+    after = _rss_kib(small_limit_waf.worker_pid())
     assert after - before < 20_000, f"RSS grew by {after - before} KiB over 400 requests"
     _still_serving(edge, small_limit_waf)
+
+
+def test_slow_uploads_do_not_starve_other_requests(edge: EnvoyProcess, small_limit_waf: WAFProcess) -> None:
+    """64 uploads that send their headers and then stall keep their WAF streams open (Envoy sent the headers
+    and waits for the body): the worker still answers everyone else at once.
+
+    Mutation: grpc's thread-pool server (32 threads) instead of grpc.aio -> red (every GET 504: all 32
+    threads wait for bodies)."""
+    stalled = []
+    before = _answered(edge)
+    try:
+        for _ in range(64):
+            sock = socket.create_connection(("127.0.0.1", edge.port), timeout=10)
+            sock.sendall(
+                b"POST /upload HTTP/1.1\r\nHost: a\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                b"Content-Length: 1000\r\n\r\nfield=partial"
+            )
+            stalled.append(sock)
+        deadline = time.monotonic() + 30
+        while _answered(edge) < before + 16:  # the WAF answered their headers: it holds their streams
+            assert time.monotonic() < deadline, "the stalled uploads never reached the WAF"
+            time.sleep(0.05)
+        assert [request(edge.port, "GET", "/")[0] for _ in range(5)] == [200] * 5
+        assert request(edge.port, "GET", SQLI)[0] == 403
+    finally:
+        for sock in stalled:
+            sock.close()
+
+
+def _answered(envoy: EnvoyProcess) -> int:
+    """ext_proc messages Envoy received from the WAF."""
+    for line in envoy.stats().splitlines():
+        if line.startswith("http.ingress.ext_proc.stream_msgs_received: "):
+            return int(line.rpartition(" ")[2])
+    return 0

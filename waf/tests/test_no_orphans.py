@@ -1,5 +1,5 @@
 """A demo or test run killed hard (SIGKILL, no cleanup) leaves no process behind: its Envoy (in a
-session of its own) and its WAF die with it, and their ports are free again.
+session of its own), its WAF supervisor and the supervisor's workers die with it.
 
 Mutation check (done once, restored): taking the prctl call out of envoy_waf.reaper turned
 test_a_killed_run_leaves_no_process_behind red (Envoy and the WAF still running 10 s later).
@@ -22,9 +22,10 @@ RUN = """
 import json, sys, time
 from envoy_waf.testbed import Backend, EnvoyProcess, WAFProcess
 backend = Backend()
-waf = WAFProcess(sys.argv[1])
+waf = WAFProcess(sys.argv[1], workers=2)
 envoy = EnvoyProcess(backend.port, waf.port)
-print(json.dumps({"envoy": envoy.process.pid, "waf": waf.process.pid, "port": envoy.port}), flush=True)
+pids = {"envoy": envoy.process.pid, "waf": waf.process.pid, "workers": waf.worker_pids()}
+print(json.dumps({**pids, "port": envoy.port}), flush=True)
 time.sleep(600)
 """
 
@@ -48,18 +49,21 @@ def test_a_killed_run_leaves_no_process_behind(crs: str) -> None:
     pids: dict[str, int] = {}
     try:
         assert run.stdout is not None
-        pids = json.loads(run.stdout.readline())
-        assert request(pids["port"], "GET", "/")[0] == 200
+        started = json.loads(run.stdout.readline())
+        pids = {"envoy": started["envoy"], "waf": started["waf"]}
+        pids.update({f"worker {n}": pid for n, pid in enumerate(started["workers"])})
+        assert len(started["workers"]) == 2
+        assert request(started["port"], "GET", "/")[0] == 200
         run.send_signal(signal.SIGKILL)
         run.wait(timeout=10)
         deadline = time.monotonic() + 10
-        while any(_alive(pids[k]) for k in ("envoy", "waf")) and time.monotonic() < deadline:
+        while any(_alive(pid) for pid in pids.values()) and time.monotonic() < deadline:
             time.sleep(0.1)
-        left = {k: pids[k] for k in ("envoy", "waf") if _alive(pids[k])}
+        left = {k: pid for k, pid in pids.items() if _alive(pid)}
         assert not left, f"still running after their parent was killed: {left}"
     finally:
-        for key in ("envoy", "waf"):  # never leave them behind, even when the test fails
-            if key in pids and _alive(pids[key]):
-                os.kill(pids[key], signal.SIGKILL)
+        for pid in pids.values():  # never leave them behind, even when the test fails
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
         if run.poll() is None:
             run.kill()

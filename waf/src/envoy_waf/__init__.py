@@ -1,3 +1,3 @@
 """Envoy ext_proc WAF: SecLang rules + OWASP CRS on libmodsecurity v3."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

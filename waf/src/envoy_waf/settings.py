@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from . import cpus
 from .xmlguard import XML_CONTENT_TYPE
 
 CRS_VERSION = "4.28.0"
@@ -27,6 +28,8 @@ CRS_CONTENT_TYPES = (
 METHOD = re.compile(r"[A-Z][A-Z-]{0,31}")
 # A media type without parameters, lower case (CRS lowercases the request's before comparing).
 MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*")
+# Each worker holds its own compiled rules (~100 MiB); far more than a node's CPUs only costs memory.
+MAX_WORKERS = 64
 _TUPLES = ("exclude_rule_ids", "exclude_rule_tags", "allowed_methods", "allowed_request_content_types")
 
 
@@ -52,6 +55,7 @@ class Settings:
     block_status: int = 403
     listen: str = "0.0.0.0:9002"
     metrics_port: int = 9090
+    workers: int | None = None  # processes sharing `listen`; None: the CPUs the container may use (cpus.py)
 
     @classmethod
     def load(cls, path: str | Path) -> Settings:
@@ -68,6 +72,10 @@ class Settings:
         settings = cls(**data)
         settings.check()
         return settings
+
+    def worker_count(self) -> int:
+        """`workers`, or by default one per CPU the container may use."""
+        return self.workers if self.workers is not None else cpus.available()
 
     def check(self) -> None:
         if self.mode not in ("block", "detect"):
@@ -99,6 +107,10 @@ class Settings:
             or self.response_body_limit < 1
         ):
             raise ValueError(f"response_body_limit must be a number of bytes above 0, not {self.response_body_limit!r}")
+        if self.workers is not None and (
+            isinstance(self.workers, bool) or not isinstance(self.workers, int) or not 1 <= self.workers <= MAX_WORKERS
+        ):
+            raise ValueError(f"workers must be an integer from 1 to {MAX_WORKERS}, not {self.workers!r}")
         if not (Path(self.crs_dir) / "rules" / "REQUEST-901-INITIALIZATION.conf").is_file():
             raise ValueError(f"crs_dir {self.crs_dir}: no CRS rules/ there")
 

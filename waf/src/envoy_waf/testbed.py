@@ -133,10 +133,14 @@ class Backend:
 
 
 class WAFProcess:
-    def __init__(self, crs_dir: str, port: int | None = None, **settings: Any) -> None:
+    """The WAF's supervisor and its workers (`workers`, default 1 here). With `wait` (the default) returns
+    once every worker serves; without, at once (see wait_ready)."""
+
+    def __init__(self, crs_dir: str, port: int | None = None, *, wait: bool = True, **settings: Any) -> None:
         self.port = port or free_port()
         self.dir = Path(tempfile.mkdtemp(prefix="envoy-waf-"))
-        config = {"crs_dir": crs_dir, "listen": f"127.0.0.1:{self.port}", "metrics_port": 0, **settings}
+        # One worker unless asked: the tests share a small machine, and most need no more.
+        config = {"crs_dir": crs_dir, "listen": f"127.0.0.1:{self.port}", "metrics_port": 0, "workers": 1, **settings}
         (self.dir / "waf.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
         self.log = (self.dir / "waf.log").open("w+", encoding="utf-8")
         self.process = subprocess.Popen(
@@ -145,18 +149,44 @@ class WAFProcess:
             stderr=subprocess.STDOUT,
             env=_env(),
         )
-        deadline = time.monotonic() + 30
-        while '"ready"' not in self.output():
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self, timeout: float = 30) -> None:
+        """Until the supervisor says every worker serves (its "ready" line; printed once)."""
+        deadline = time.monotonic() + timeout
+        while not any(e["event"] == "ready" for e in self.lifecycle()):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"WAF did not start: {self.output()}")
             time.sleep(0.05)
+
+    def worker_pids(self) -> list[int]:
+        """The supervisor's live worker processes."""
+        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        try:
+            return [int(pid) for pid in children.read_text(encoding="ascii").split()]
+        except FileNotFoundError:
+            return []
+
+    def worker_pid(self) -> int:
+        """The only worker's pid (a WAF started with workers=1)."""
+        (pid,) = self.worker_pids()
+        return pid
 
     def output(self) -> str:
         self.log.flush()
         return (self.dir / "waf.log").read_text(encoding="utf-8")
 
+    def _lines(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.output().splitlines() if line.startswith('{"event": ')]
+
     def events(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.output().splitlines() if line.startswith('{"event": "waf"')]
+        """The audit lines: one per blocked, flagged or refused request."""
+        return [e for e in self._lines() if e["event"] == "waf"]
+
+    def lifecycle(self) -> list[dict[str, Any]]:
+        """The supervisor's and the workers' own lines: workers started, ready, replaced, draining, ..."""
+        return [e for e in self._lines() if e["event"] != "waf"]
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -179,6 +209,7 @@ def envoy_config(
     buffer_limit: int | None = None,
     http2_stream_window: int | None = None,
     response_body: str | None = None,
+    waf_streams_per_connection: int | None = 1,
 ) -> dict[str, Any]:
     """Envoy in front of `backend_port`, with the WAF when `waf_port` is set. `buffer_limit` and
     `http2_stream_window` are the listener's per_connection_buffer_limit_bytes and the HTTP connection
@@ -186,7 +217,10 @@ def envoy_config(
     connection.bufferLimit and http2.initialStreamWindowSize (unset: Envoy's defaults, 1 MiB and 256 MiB).
     The listener speaks HTTP/1.1 and HTTP/2 without TLS (h2c with prior knowledge), as Envoy Gateway's do.
     `response_body` (BUFFERED, BUFFERED_PARTIAL) also sends the response headers and body to the WAF, as an
-    EnvoyExtensionPolicy with processingMode.response.body does; unset: responses skip the WAF."""
+    EnvoyExtensionPolicy with processingMode.response.body does; unset: responses skip the WAF.
+    `waf_streams_per_connection` caps the ext_proc streams Envoy puts on one connection to the WAF, as the
+    block does (EnvoyExtensionPolicy backendSettings.http2.maxConcurrentStreams): more connections, which
+    SO_REUSEPORT spreads over the WAF's workers; None is Envoy's default (one connection per Envoy thread)."""
     filters: list[dict[str, Any]] = []
     if waf_port is not None:
         filters.append(
@@ -214,7 +248,7 @@ def envoy_config(
         }
     )
 
-    def cluster(name: str, port: int, http2: bool = False) -> dict[str, Any]:
+    def cluster(name: str, port: int, http2: dict[str, Any] | None = None) -> dict[str, Any]:
         c: dict[str, Any] = {
             "name": name,
             "type": "STATIC",
@@ -230,18 +264,19 @@ def envoy_config(
                 ],
             },
         }
-        if http2:
+        if http2 is not None:
             c["typed_extension_protocol_options"] = {
                 "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
                     "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
-                    "explicit_http_config": {"http2_protocol_options": {}},
+                    "explicit_http_config": {"http2_protocol_options": http2},
                 }
             }
         return c
 
     clusters = [cluster("backend", backend_port)]
     if waf_port is not None:
-        clusters.append(cluster("waf", waf_port, http2=True))
+        streams = {} if waf_streams_per_connection is None else {"max_concurrent_streams": waf_streams_per_connection}
+        clusters.append(cluster("waf", waf_port, http2=streams))
     hcm: dict[str, Any] = {
         "@type": HCM_TYPE,
         "stat_prefix": "ingress",

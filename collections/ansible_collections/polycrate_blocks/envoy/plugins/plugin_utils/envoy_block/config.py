@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import difflib
 import json
+import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -553,6 +554,79 @@ def _service_problems(values: Mapping[str, Any]) -> list[Problem]:
     return problems
 
 
+# The WAF pod's size follows its worker count: each worker is one engine that keeps one CPU busy under load
+# (about 75 MiB RSS with the CRS at paranoia level 1, measured by make bench-waf), the supervisor about 25 MiB.
+WAF_DEFAULT_WORKERS = 2
+_WORKER_RSS_MIB = 96  # per worker, with some room; below this per worker a memory limit gets the pod OOM-killed
+
+
+def waf_workers(waf: Mapping[str, Any]) -> int:
+    """The workers a WAF pod runs: waf.workers, else what the service derives from its CPU limit (the quota,
+    rounded up), else WAF_DEFAULT_WORKERS (the default CPU limit is that many CPUs)."""
+    if waf.get("workers") is not None:
+        return int(waf["workers"])
+    cpu = waf["resources"].get("limits", {}).get("cpu")
+    if cpu:
+        return max(1, math.ceil(body_buffer.quantity_bytes(cpu)))
+    return WAF_DEFAULT_WORKERS
+
+
+def waf_resources(waf: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """waf.resources with every key the user did not set derived from the worker count (a derived request
+    at most the limit). The CPU limit is always set: without one the service would start a worker per CPU
+    of the node."""
+    n = waf_workers(waf)
+    derived = {
+        "requests": {"cpu": f"{250 * n}m", "memory": f"{64 + 128 * n}Mi"},
+        "limits": {"cpu": str(n), "memory": f"{128 + 256 * n}Mi"},
+    }
+    user = waf["resources"]
+    limits = {**derived["limits"], **user.get("limits", {})}
+    requests = dict(derived["requests"])
+    for key, limit in limits.items():  # a derived request never exceeds the limit the user set
+        if body_buffer.quantity_bytes(requests[key]) > body_buffer.quantity_bytes(limit):
+            requests[key] = limit
+    return {"requests": {**requests, **user.get("requests", {})}, "limits": limits}
+
+
+def _waf_worker_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> tuple[list[Problem], list[str]]:
+    """Effective WAF resources Kubernetes accepts, and a worker count they can carry."""
+    waf = values["waf"]
+    user = raw.get("waf", {}).get("resources", {})
+    resources = waf["resources"]
+    n = waf_workers(waf)
+    problems: list[Problem] = []
+    warnings: list[str] = []
+    for key in ("cpu", "memory"):
+        request, limit = resources["requests"][key], resources["limits"][key]
+        if body_buffer.quantity_bytes(request) > body_buffer.quantity_bytes(limit):
+            origin = "" if key in user.get("limits", {}) else f", derived from {n} worker(s)"
+            problems.append(
+                Problem(
+                    f"config.waf.resources.requests.{key}",
+                    f"{request} is above the limit {limit} (waf.resources.limits.{key}{origin}): Kubernetes "
+                    f"rejects such a pod; lower the request, or raise waf.resources.limits.{key}",
+                )
+            )
+    if not waf["enabled"]:
+        return problems, warnings
+    cpu_limit = user.get("limits", {}).get("cpu")
+    if waf.get("workers") is not None and cpu_limit and math.ceil(body_buffer.quantity_bytes(cpu_limit)) < n:
+        warnings.append(
+            f"config.waf.workers: {n} workers share a CPU limit of {cpu_limit} "
+            "(waf.resources.limits.cpu): each worker is CPU-bound, so the extra ones only add memory and "
+            "latency; raise the limit to the worker count, or remove it (it then follows the workers)"
+        )
+    memory_limit = user.get("limits", {}).get("memory")
+    if memory_limit and body_buffer.quantity_bytes(memory_limit) < (32 + _WORKER_RSS_MIB * n) * 2**20:
+        warnings.append(
+            f"config.waf.resources.limits.memory: {memory_limit} is tight for {n} worker(s) (each holds its own "
+            f"rules, about 75 MiB): the pod may be OOM-killed; allow {32 + _WORKER_RSS_MIB * n}Mi or more, or "
+            "remove it (it then follows the workers)"
+        )
+    return problems, warnings
+
+
 def _waf_body_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> list[Problem]:
     """The body the WAF's Gateway buffers (body_buffer.needed) must fit what limit_action promises, and the
     proxies' memory."""
@@ -717,6 +791,9 @@ def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> t
 
     problems += _waf_body_problems(values, raw)
     problems += _waf_response_problems(values)
+    problems_workers, warnings_workers = _waf_worker_problems(values, raw)
+    problems += problems_workers
+    warnings += warnings_workers
 
     selector = values["metrics"]["vmpodscrape"]["namespace_selector"]
     if selector["any"] and selector["match_names"]:
@@ -775,6 +852,7 @@ def load(block: Mapping[str, Any]) -> Config:
         )
     values = apply_defaults(raw, schema)
     try:
+        values["waf"]["resources"] = waf_resources(values["waf"])
         cross, warnings = cross_field_problems(values, raw)
     except (KeyError, TypeError, AttributeError, ValueError):
         # A badly shaped config can trip a cross-field rule; its shape problems already explain why.

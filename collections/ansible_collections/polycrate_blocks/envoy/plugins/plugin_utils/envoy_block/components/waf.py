@@ -16,6 +16,12 @@ from . import admission
 from .gateway import target_gateway
 
 GRPC_PORT = 9002
+# Envoy puts at most this many WAF streams on one connection, so concurrent requests open several
+# connections, which the kernel spreads over the WAF's workers (SO_REUSEPORT spreads connections, not
+# streams). Set on Envoy's side: a limit the WAF advertised would race Envoy's first streams on a new
+# connection (refused streams: 500s when failing closed).
+STREAMS_PER_CONNECTION = 1
+TMP = "/tmp"  # an emptyDir: the supervisor's private dir (metrics of every worker, readiness)
 METRICS_PORT = 9090
 ROLE = "waf"
 CONFIG_FILE = "waf.yaml"
@@ -36,7 +42,7 @@ def selector(config: Config) -> dict[str, str]:
 def settings(config: Config) -> dict[str, Any]:
     """The service's settings file (envoy_waf.settings.Settings), mounted from the ConfigMap."""
     waf = config.get("waf")
-    return {
+    out: dict[str, Any] = {
         "crs_dir": "/opt/crs",
         "mode": waf["mode"],
         "paranoia_level": waf["paranoia_level"],
@@ -55,6 +61,9 @@ def settings(config: Config) -> dict[str, Any]:
         "listen": f"0.0.0.0:{GRPC_PORT}",
         "metrics_port": METRICS_PORT,
     }
+    if waf.get("workers") is not None:  # unset: the service's own default, one per CPU of its CPU limit
+        out["workers"] = waf["workers"]
+    return out
 
 
 def config_map(config: Config) -> dict[str, Any]:
@@ -121,10 +130,16 @@ def deployment(config: Config) -> dict[str, Any]:
                                 "readOnlyRootFilesystem": True,
                                 "capabilities": {"drop": ["ALL"]},
                             },
-                            "volumeMounts": [{"name": "settings", "mountPath": "/etc/envoy-waf", "readOnly": True}],
+                            "volumeMounts": [
+                                {"name": "settings", "mountPath": "/etc/envoy-waf", "readOnly": True},
+                                {"name": "tmp", "mountPath": TMP},
+                            ],
                         }
                     ],
-                    "volumes": [{"name": "settings", "configMap": {"name": name(config)}}],
+                    "volumes": [
+                        {"name": "settings", "configMap": {"name": name(config)}},
+                        {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}},
+                    ],
                 },
             },
         },
@@ -183,6 +198,7 @@ def extension_policy(config: Config) -> dict[str, Any]:
                     "processingMode": mode,
                     "messageTimeout": waf["message_timeout"],
                     "failOpen": waf["fail_open"],
+                    "backendSettings": {"http2": {"maxConcurrentStreams": STREAMS_PER_CONNECTION}},
                 }
             ],
         },
