@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from envoy_waf.testbed import request
+from envoy_waf.testbed import alive, request
 
 # What `make waf-demo` starts, in a process of its own that the test then kills with SIGKILL.
 RUN = """
@@ -28,14 +28,6 @@ pids = {"envoy": envoy.process.pid, "waf": waf.process.pid, "workers": waf.worke
 print(json.dumps({**pids, "port": envoy.port}), flush=True)
 time.sleep(600)
 """
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
 
 
 def test_a_killed_run_leaves_no_process_behind(crs: str) -> None:
@@ -57,13 +49,13 @@ def test_a_killed_run_leaves_no_process_behind(crs: str) -> None:
         run.send_signal(signal.SIGKILL)
         run.wait(timeout=10)
         deadline = time.monotonic() + 10
-        while any(_alive(pid) for pid in pids.values()) and time.monotonic() < deadline:
+        while any(alive(pid) for pid in pids.values()) and time.monotonic() < deadline:
             time.sleep(0.1)
-        left = {k: pid for k, pid in pids.items() if _alive(pid)}
+        left = {k: pid for k, pid in pids.items() if alive(pid)}
         assert not left, f"still running after their parent was killed: {left}"
     finally:
         for pid in pids.values():  # never leave them behind, even when the test fails
-            if _alive(pid):
+            if alive(pid):
                 os.kill(pid, signal.SIGKILL)
         if run.poll() is None:
             run.kill()

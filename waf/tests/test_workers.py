@@ -17,7 +17,6 @@ import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -25,18 +24,10 @@ import pytest
 import yaml
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from envoy_waf.testbed import Backend, EnvoyProcess, WAFProcess, free_port, request
+from envoy_waf.testbed import Backend, EnvoyProcess, WAFProcess, alive, free_port, request
 
 SQLI = "/item?id=1%27%20OR%20%271%27%3D%271"
 CLIENTS = 16  # concurrent clients: each has at most one request in flight
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
 
 
 def _wait_for(what: str, check: Callable[[], bool], timeout: float = 30) -> None:
@@ -247,7 +238,7 @@ def test_sigterm_drains_every_worker_and_leaves_nothing(backend: Backend, crs: s
             reply = sock.recv(65536)
         assert reply.startswith(b"HTTP/1.1 403"), reply[:200]
         assert waf.process.wait(timeout=30) == 0
-        assert not [pid for pid in pids if _alive(pid)]
+        assert not [pid for pid in pids if alive(pid)]
         assert request(envoy.port, "GET", "/")[0] == 500, "fail closed once the WAF is gone"
     finally:
         envoy.stop()
@@ -272,9 +263,9 @@ def test_workers_die_with_a_killed_supervisor(crs: str) -> None:
         assert len(pids) == 2
         waf.process.kill()
         waf.process.wait(timeout=10)
-        _wait_for("the workers are gone", lambda: not any(_alive(p) for p in pids), timeout=10)
+        _wait_for("the workers are gone", lambda: not any(alive(p) for p in pids), timeout=10)
     finally:
         for pid in pids:
-            if _alive(pid):
+            if alive(pid):
                 os.kill(pid, signal.SIGKILL)
         waf.stop()

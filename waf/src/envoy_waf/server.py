@@ -135,44 +135,53 @@ class WAF(pb_grpc.ExternalProcessorServicer):
             )
         LATENCY.observe(time.perf_counter() - started)
         REQUESTS.inc()
+        DECISION[self._judge(verdict, req, BLOCKING_EVALUATION_RULE)].inc()
+        return verdict
+
+    def _judge(self, verdict: Verdict, req: _Request, evaluation_rule: int, **extra: object) -> str:
+        """The verdict's action (block, flag, allow; detect when DetectionOnly let the CRS's blocking
+        evaluation `evaluation_rule` fire), its rule hits counted and, when a rule matched, one JSON audit
+        line: rule ids and messages, never bodies."""
         for rule_id in verdict.rule_ids:
             RULE_HITS.labels(str(rule_id)).inc()
         action = "block" if verdict.blocked else ("flag" if verdict.rule_ids else "allow")
-        if self.settings.mode == "detect" and BLOCKING_EVALUATION_RULE in verdict.rule_ids:
-            action = "detect"  # DetectionOnly: the CRS blocking evaluation fired, nothing was blocked
-        DECISION[action].inc()
+        if self.settings.mode == "detect" and evaluation_rule in verdict.rule_ids:
+            action = "detect"
         if verdict.rule_ids:
-            # One JSON line per blocked or flagged request: rule ids and messages, never bodies.
-            LOG.warning(
-                json.dumps(
-                    {
-                        "event": "waf",
-                        "action": action,
-                        "request_id": req.request_id,
-                        "method": req.method,
-                        "path": req.path[:256],
-                        "client": req.client[0],
-                        "worker": self.pid,
-                        "rule_ids": verdict.rule_ids,
-                        "messages": verdict.messages[:20],
-                    }
-                )
+            line = {
+                "event": "waf",
+                "action": action,
+                **({"phase": extra.pop("phase")} if "phase" in extra else {}),
+                "request_id": req.request_id,
+                "method": req.method,
+                "path": req.path[:256],
+                "client": req.client[0],
+                "worker": self.pid,
+                **extra,
+                "rule_ids": verdict.rule_ids,
+                "messages": verdict.messages[:20],
+            }
+            LOG.warning(json.dumps(line))
+        return action
+
+    def _blocked(self, verdict: Verdict, req: _Request, what: str, details: str) -> pb.ProcessingResponse | None:
+        """The ImmediateResponse for a verdict that blocks in block mode (None otherwise): block_status
+        replaces the CRS's 403; other engine statuses (413 body too large, 400 unparsable body) say something
+        else and pass through."""
+        if not (verdict.blocked and self.settings.mode == "block"):
+            return None
+        status = verdict.status if verdict.status not in (0, 200, 403) else self.settings.block_status
+        return pb.ProcessingResponse(
+            immediate_response=pb.ImmediateResponse(
+                status=http_status_pb2.HttpStatus(code=status),
+                body=f"{what} blocked (request id {req.request_id or 'n/a'})\n".encode(),
+                details=details,
             )
-        return verdict
+        )
 
     def _respond(self, verdict: Verdict, req: _Request, phase: str) -> pb.ProcessingResponse:
-        if verdict.blocked and self.settings.mode == "block":
-            # block_status replaces the CRS's 403; other engine statuses (413 body too large, 400 unparsable
-            # body) say something else and pass through.
-            status = verdict.status if verdict.status not in (0, 200, 403) else self.settings.block_status
-            return pb.ProcessingResponse(
-                immediate_response=pb.ImmediateResponse(
-                    status=http_status_pb2.HttpStatus(code=status),
-                    body=f"Request blocked (request id {req.request_id or 'n/a'})\n".encode(),
-                    details="waf_blocked",
-                )
-            )
-        return CONTINUE_HEADERS if phase == "headers" else CONTINUE_BODY
+        blocked = self._blocked(verdict, req, "Request", "waf_blocked")
+        return blocked or (CONTINUE_HEADERS if phase == "headers" else CONTINUE_BODY)
 
     def _refuse_xml(self, req: _Request, reason: str) -> pb.ProcessingResponse:
         """400 for an XML body the engine must not parse (xmlguard), in block and detect mode alike:
@@ -215,44 +224,13 @@ class WAF(pb_grpc.ExternalProcessorServicer):
     ) -> Verdict:
         """Phases 3 and 4 of the request's transaction; logged like a request, with "phase": "response"."""
         verdict = tx.response(status=status, headers=headers, body=body)
-        for rule_id in verdict.rule_ids:
-            RULE_HITS.labels(str(rule_id)).inc()
-        action = "block" if verdict.blocked else ("flag" if verdict.rule_ids else "allow")
-        if self.settings.mode == "detect" and OUTBOUND_EVALUATION_RULE in verdict.rule_ids:
-            action = "detect"
-        RESPONSE_DECISION[action].inc()
-        if verdict.rule_ids:
-            LOG.warning(
-                json.dumps(
-                    {
-                        "event": "waf",
-                        "action": action,
-                        "phase": "response",
-                        "request_id": req.request_id,
-                        "method": req.method,
-                        "path": req.path[:256],
-                        "client": req.client[0],
-                        "worker": self.pid,
-                        "status": status,
-                        "rule_ids": verdict.rule_ids,
-                        "messages": verdict.messages[:20],
-                    }
-                )
-            )
+        RESPONSE_DECISION[self._judge(verdict, req, OUTBOUND_EVALUATION_RULE, phase="response", status=status)].inc()
         return verdict
 
     def _respond_response(self, verdict: Verdict, req: _Request, phase: str) -> pb.ProcessingResponse:
-        if verdict.blocked and self.settings.mode == "block":
-            # The backend's response never reaches the client; the CRS's 403 becomes block_status.
-            status = verdict.status if verdict.status not in (0, 200, 403) else self.settings.block_status
-            return pb.ProcessingResponse(
-                immediate_response=pb.ImmediateResponse(
-                    status=http_status_pb2.HttpStatus(code=status),
-                    body=f"Response blocked (request id {req.request_id or 'n/a'})\n".encode(),
-                    details="waf_response_blocked",
-                )
-            )
-        return RESPONSE_HEADERS if phase == "headers" else RESPONSE_BODY
+        # A blocked response never reaches the client.
+        blocked = self._blocked(verdict, req, "Response", "waf_response_blocked")
+        return blocked or (RESPONSE_HEADERS if phase == "headers" else RESPONSE_BODY)
 
 
 class _Stream:
