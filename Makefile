@@ -81,8 +81,8 @@ translator-gate: $(STAMP) tools
 	$(BIN)/pytest -n 2 -m translator tests/translator
 
 # The playbooks against a real control plane and the real Envoy Gateway controller (tests/harness), one at
-# a time: the controller binds fixed host ports as in its pod.
-cluster-test: $(STAMP) tools $(REGISTRY)
+# a time: the controller binds fixed host ports as in its pod. test_real_proxy runs Envoy from .venv-waf.
+cluster-test: $(STAMP) $(WAF_STAMP) tools $(REGISTRY)
 	$(BIN)/pytest tests/cluster
 
 # The real playbooks against the local control plane (tests/harness), through molecule (converge, idempotence, verify,

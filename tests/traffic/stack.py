@@ -30,8 +30,7 @@ ENVOY = Path(os.environ.get("ENVOY_BIN", ROOT / ".venv-waf/bin/envoy"))
 WAF_PYTHON = ROOT / ".venv-waf/bin/python"
 # The CRS the WAF image bundles at /opt/crs (waf/Dockerfile); here the same release from ../shared.
 CRS_DIR = ROOT.parent / "shared/crs/v4.28.0"
-# Envoy Gateway's bootstrap: admin on 127.0.0.1:19000, readiness on :19003 at /ready.
-ADMIN = ("127.0.0.1", 19000)
+# Envoy Gateway's bootstrap: readiness on :19003 at /ready.
 READY_URL = "http://127.0.0.1:19003/ready"
 WAF_ENV = {**os.environ, "PYTHONPATH": str(ROOT / "waf/src"), "PYTHONDONTWRITEBYTECODE": "1"}
 START_TIMEOUT = 30.0
