@@ -20,6 +20,11 @@ options:
         C(label_selectors) (instead of O(label_selectors)). Other keys are kept and returned in C(item).
       - With C(wait_condition) (C(type) and C(status), as in C(kubernetes.core.k8s_info)) the lookup waits up to
         O(wait_timeout) for the object to exist with that condition, and fails naming it when it does not.
+      - C(metadata_only) in a query overrides O(metadata_only) for it.
+      - C(helm_release) true reads helm's storage Secrets (label C(owner=helm)) and returns, instead of the
+        Secrets, the newest release decoded (C(revision), C(status), C(chart), C(chart_version),
+        C(app_version), and C(values), the user-supplied values), as C(helm list) and C(helm get values) show
+        it. The Secret's data is never returned.
     type: list
     elements: dict
     required: true
@@ -31,7 +36,8 @@ options:
   metadata_only:
     description:
       - Return only C(apiVersion), C(kind) and C(metadata) (without C(managedFields)) of each object, so large
-        objects (CRDs) are not shipped back whole.
+        objects (CRDs) are not shipped back whole; the API server sends only their metadata
+        (C(PartialObjectMetadataList)).
     type: bool
     default: false
   wait_timeout:
@@ -74,11 +80,17 @@ results:
       description: Whether the cluster serves the kind.
       type: bool
     resources:
-      description: The objects found (empty when the kind is not served).
+      description: The objects found (empty when the kind is not served), never with C(managedFields).
       type: list
+    release:
+      description: With C(helm_release), the newest release, or null when there is none.
+      type: dict
 """
 
+import base64
 import copy
+import gzip
+import json
 from typing import Any
 
 from ansible_collections.kubernetes.core.plugins.module_utils.ansiblemodule import AnsibleModule
@@ -104,6 +116,54 @@ def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": meta}
 
 
+def _without_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
+    return {**obj, "metadata": {k: v for k, v in obj.get("metadata", {}).items() if k != "managedFields"}}
+
+
+# The API server answers a list with the objects' metadata only: a CRD list is megabytes of schema otherwise.
+METADATA_ACCEPT = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"
+
+
+def _metadata_list(svc: K8sService, query: dict[str, Any], selectors: list[str]) -> dict[str, Any]:
+    resource = svc.find_resource(query["kind"], query.get("api_version", "v1"))
+    if resource is None:
+        return {"resources": [], "api_found": False}
+    params: dict[str, Any] = {"header_params": {"Accept": METADATA_ACCEPT}}
+    if query.get("namespace"):
+        params["namespace"] = query["namespace"]
+    if selectors:
+        params["label_selector"] = ",".join(selectors)
+    if query.get("name"):
+        params["field_selector"] = f"metadata.name={query['name']}"
+    found = svc.client.get(resource, **params).to_dict()
+    # PartialObjectMetadata items name their own kind, not the object's.
+    api_version = query.get("api_version", "v1")
+    return {
+        "resources": [{**_metadata(item), "apiVersion": api_version, "kind": query["kind"]} for item in found["items"]],
+        "api_found": True,
+    }
+
+
+def _release(secrets: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The newest helm release among its storage Secrets (helm's secrets driver: base64 of gzipped JSON)."""
+    if not secrets:
+        return None
+    newest = max(secrets, key=lambda s: int(((s.get("metadata") or {}).get("labels") or {}).get("version", 0)))
+    raw = base64.b64decode(base64.b64decode((newest.get("data") or {}).get("release", "")))
+    release = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+    metadata = (release.get("chart") or {}).get("metadata") or {}
+    return {
+        "name": release.get("name"),
+        "namespace": release.get("namespace"),
+        "revision": release.get("version"),
+        "status": (release.get("info") or {}).get("status"),
+        "chart": metadata.get("name"),
+        "chart_version": metadata.get("version"),
+        "app_version": metadata.get("appVersion"),
+        "values": release.get("config") or {},
+    }
+
+
 def main() -> None:
     module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec(), supports_check_mode=True)
     results: list[dict[str, Any]] = []
@@ -111,13 +171,18 @@ def main() -> None:
         svc = K8sService(get_api_client(module), module)
         for query in module.params["queries"]:
             condition = query.get("wait_condition")
+            selectors = query.get("label_selectors") or module.params["label_selectors"]
+            metadata_only = query.get("metadata_only", module.params["metadata_only"])
+            if metadata_only and not condition:
+                results.append({"item": query, **_metadata_list(svc, query, selectors)})
+                continue
             try:
                 found = svc.find(
                     query["kind"],
                     query.get("api_version", "v1"),
                     name=query.get("name"),
                     namespace=query.get("namespace") or None,
-                    label_selectors=query.get("label_selectors") or module.params["label_selectors"],
+                    label_selectors=selectors,
                     wait=bool(condition) and not module.check_mode,
                     wait_sleep=module.params["wait_sleep"],
                     wait_timeout=module.params["wait_timeout"],
@@ -133,8 +198,11 @@ def main() -> None:
                     results=results,
                 )
             resources = found["resources"]
-            if module.params["metadata_only"]:
-                resources = [_metadata(obj) for obj in resources]
+            if query.get("helm_release"):
+                release = _release(resources)
+                results.append({"item": query, "api_found": found["api_found"], "resources": [], "release": release})
+                continue
+            resources = [_metadata(obj) if metadata_only else _without_managed_fields(obj) for obj in resources]
             results.append({"item": query, "api_found": found["api_found"], "resources": resources})
     except CoreException as exc:
         module.fail_from_exception(exc)
