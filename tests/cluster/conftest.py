@@ -13,7 +13,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ CHARTS = shared_dir() / "charts"
 class Run:
     returncode: int
     output: str
+    helm: list[str] = field(default_factory=list)
 
     @property
     def recap(self) -> dict[str, int]:
@@ -76,7 +77,10 @@ class Kube:
         }
         return dict(merge_config(cfg, extra))
 
-    def playbook(self, name: str, config: dict[str, Any], *extra: str, kubeconfig: Path | None = None) -> Run:
+    def playbook(
+        self, name: str, config: dict[str, Any], *extra: str, kubeconfig: Path | None = None, record_helm: bool = False
+    ) -> Run:
+        """Run playbooks/<name>.yml; with record_helm, every helm command it starts is listed in Run.helm."""
         kubeconfig = kubeconfig or self.cluster.kubeconfig
         snap = polycrate.snapshot(BLOCK_POLY, {"config": config}, str(self.workdir / "artifacts"), str(kubeconfig))
         snap_file = self.workdir / "snapshot.yml"
@@ -90,6 +94,17 @@ class Kube:
             "HOME": str(self.workdir),
             "SSL_CERT_FILE": str(self.registry.ca_bundle),
         }
+        helm_log = self.workdir / "helm-calls.log"
+        if record_helm:
+            # A helm first on PATH that notes its arguments and runs the real one.
+            wrapper = self.workdir / "helm-recorder"
+            wrapper.mkdir(exist_ok=True)
+            (wrapper / "helm").write_text(
+                f'#!/bin/sh\necho "$*" >>{helm_log}\nexec {ROOT / ".tools/bin/helm"} "$@"\n', encoding="utf-8"
+            )
+            (wrapper / "helm").chmod(0o755)
+            helm_log.write_text("", encoding="utf-8")
+            env["PATH"] = f"{wrapper}{os.pathsep}{env['PATH']}"
         done = subprocess.run(
             [str(BIN / "ansible-playbook"), "-e", f"@{snap_file}", f"playbooks/{name}.yml", *extra],
             cwd=ROOT,
@@ -98,7 +113,8 @@ class Kube:
             text=True,
             check=False,
         )
-        run = Run(done.returncode, done.stdout + done.stderr)
+        calls = helm_log.read_text(encoding="utf-8").splitlines() if record_helm else []
+        run = Run(done.returncode, done.stdout + done.stderr, calls)
         # Every run's full output stays beside the test for diagnosis (assertions show only the tail).
         self.runs += 1
         (self.workdir / f"{self.runs:02d}-{name}.log").write_text(run.output, encoding="utf-8")

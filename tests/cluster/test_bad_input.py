@@ -2,7 +2,8 @@
 
 Guards: an unreachable API server and a wrong kubeconfig stop install at the first task with a message
 naming the kubeconfig; a chart version that does not exist stops install before the release (and before
-any object) is touched. The API server's audit log proves that nothing was written.
+any object) is touched; a kind not served and a namespace the block may not create stop it with both
+problems, each once. The API server's audit log proves that nothing was written.
 """
 
 from __future__ import annotations
@@ -45,3 +46,15 @@ def test_a_chart_version_that_does_not_exist(kube: Kube) -> None:
     assert "chart.version v9.9.9" in run.output
     assert "Nothing was changed" in run.output
     assert block_writes(kube, mark) == [], "nothing may be written before the chart is known to exist"
+
+
+def test_a_cluster_install_cannot_start_on_names_every_problem_once(kube: Kube) -> None:
+    """A kind the config uses that the cluster does not serve (no VictoriaMetrics operator here) and a missing
+    namespace the block may not create: one failure, each problem once, nothing written."""
+    mark = len(kube.cluster.audit())
+    run = kube.playbook("install", kube.config(create_namespace=False, metrics={"vmpodscrape": {"enabled": True}}))
+    assert run.returncode != 0
+    assert "install cannot start: 2 problem(s)" in run.output, run.output[-3000:]
+    assert run.output.count("does not serve VMPodScrape") == 1, run.output[-3000:]
+    assert run.output.count("create_namespace is false") == 1, run.output[-3000:]
+    assert block_writes(kube, mark) == []

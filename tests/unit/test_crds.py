@@ -11,6 +11,7 @@ turned test_shared_folder_applies_only_the_blocks_crds red (the experimental CRD
 
 from __future__ import annotations
 
+import copy
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,7 +20,9 @@ import pytest
 import yaml
 
 from envoy_block import crds
+from envoy_block.plan import DIGEST_ANNOTATION, with_digest
 from tests.support.gate import ROOT, shared_dir
+from tests.support.helpers import plan
 
 HELM = ROOT / ".tools/bin/helm"
 
@@ -116,11 +119,11 @@ def test_only_crds_the_cluster_does_not_hold_as_applied_are_applied_again() -> N
     cost 8-20 s a run) and applies every other: missing, changed here, changed by someone else (their apply
     drops the annotation) or being deleted. Mutation check (done once): comparing names instead of digests in
     crds.stale turned this red (a changed CRD was skipped)."""
-    wanted = [crds.with_digest(_crd("a")), crds.with_digest(_crd("b")), crds.with_digest(_crd("c"))]
-    assert crds.with_digest(_crd("a")) == wanted[0], "the digest is deterministic"
-    assert crds.with_digest(wanted[0]) == wanted[0], "the digest does not cover itself"
-    digest = wanted[0]["metadata"]["annotations"][crds.DIGEST_ANNOTATION]
-    assert crds.with_digest(_crd("a", "v2"))["metadata"]["annotations"][crds.DIGEST_ANNOTATION] != digest
+    wanted = [with_digest(_crd("a")), with_digest(_crd("b")), with_digest(_crd("c"))]
+    assert with_digest(_crd("a")) == wanted[0], "the digest is deterministic"
+    assert with_digest(wanted[0]) == wanted[0], "the digest does not cover itself"
+    digest = wanted[0]["metadata"]["annotations"][DIGEST_ANNOTATION]
+    assert with_digest(_crd("a", "v2"))["metadata"]["annotations"][DIGEST_ANNOTATION] != digest
     assert wanted[0]["metadata"]["annotations"]["a"] == "b", "other annotations stay"
 
     def live(crd: dict[str, object], **meta: object) -> dict[str, object]:
@@ -129,9 +132,85 @@ def test_only_crds_the_cluster_does_not_hold_as_applied_are_applied_again() -> N
     same = [live(c) for c in wanted]
     assert crds.stale(wanted, same) == []
     assert [c["metadata"]["name"] for c in crds.stale(wanted, same[1:])] == ["a"], "missing"
-    changed = crds.with_digest(_crd("b", "v2"))
+    changed = with_digest(_crd("b", "v2"))
     assert [c["metadata"]["name"] for c in crds.stale([wanted[0], changed, wanted[2]], same)] == ["b"], "changed"
     foreign = [same[0], live(wanted[1], annotations={}), same[2]]
     assert [c["metadata"]["name"] for c in crds.stale(wanted, foreign)] == ["b"], "applied by someone else"
     deleting = [same[0], same[1], live(wanted[2], deletionTimestamp="2026-12-01T00:00:00Z")]
     assert [c["metadata"]["name"] for c in crds.stale(wanted, deleting)] == ["c"], "being deleted"
+
+
+def _settings(**over: object) -> dict[str, object]:
+    settings = plan().to_dict()["crds"]
+    return {**settings, **over}
+
+
+def test_the_crd_source_digest_covers_everything_the_crds_are_made_from(tmp_path: Path) -> None:
+    """A re-install reads the CRD source again only when its digest changes, so the digest must change with
+    every input that can change what is applied: a folder file's bytes (also one in a nested folder), the
+    channel, the Gateway API switch, the chart URL, version and values, a local chart's bytes. Mutation
+    check (done once): leaving the file bytes out of the folder digest turned this red."""
+    (tmp_path / "a/b").mkdir(parents=True)
+    (tmp_path / "a/b/x.yaml").write_text("kind: CustomResourceDefinition\n", encoding="utf-8")
+    folder = _settings(directory=str(tmp_path))
+    base = crds.source_digest(folder)
+    assert crds.source_digest(folder) == base, "deterministic"
+    (tmp_path / "a/notes.txt").write_text("ignored", encoding="utf-8")
+    assert crds.source_digest(folder) == base, "only *.yaml / *.yml files are read"
+    (tmp_path / "a/b/x.yaml").write_text("kind: CustomResourceDefinition  # edited\n", encoding="utf-8")
+    assert crds.source_digest(folder) != base, "a file's content"
+    edited = crds.source_digest(folder)
+    (tmp_path / "y.yml").write_text("{}\n", encoding="utf-8")
+    assert crds.source_digest(folder) != edited, "a new file"
+    gateway_api = folder["gateway_api"]
+    assert isinstance(gateway_api, dict)
+    for other in ({**gateway_api, "channel": "experimental"}, {**gateway_api, "install": False}):
+        assert crds.source_digest({**folder, "gateway_api": other}) != crds.source_digest(folder)
+
+    chart = _settings()
+    remote = crds.source_digest(chart)
+    assert crds.source_digest({**chart, "chart_url": "oci://mirror.example/gateway-crds-helm"}) != remote
+    assert crds.source_digest({**chart, "envoy_gateway": {"version": "v1.9.1"}}) != remote
+    assert crds.source_digest({**chart, "chart_values": {"crds": {}}}) != remote
+    tgz = tmp_path / "gateway-crds-helm-v1.9.0.tgz"
+    shutil.copy(shared_dir() / "charts/gateway-crds-helm-v1.9.0.tgz", tgz)
+    local = crds.source_digest({**chart, "chart_url": str(tgz)})
+    with tgz.open("ab") as out:
+        out.write(b"\0")
+    assert crds.source_digest({**chart, "chart_url": str(tgz)}) != local, "a local chart's bytes"
+
+
+def test_the_crd_source_is_current_only_while_the_cluster_holds_all_it_gave() -> None:
+    """A re-install skips rendering the CRD chart (or parsing the folder) only while the cluster holds every
+    CRD that source gave at the last apply: all stamped with its digest and count, every needed one among
+    them, none being deleted. Anything else reads the source again (and `stale` then re-applies what is
+    missing or changed). Mutation checks (done once): ignoring the count turned the "an extra CRD deleted"
+    case red; ignoring deletionTimestamp turned "being deleted" red."""
+    docs = crds.folder_documents(str(shared_dir() / "crds"))
+    digest = crds.source_digest(_settings(directory=str(shared_dir() / "crds")))
+    extra = {**_crd("extras.gateway.envoyproxy.io"), "metadata": {"name": "extras.gateway.envoyproxy.io"}}
+    got = crds.select([*docs, extra], True, "standard", "crds.directory", digest)
+    stamps = {c["metadata"]["annotations"][crds.SOURCE_ANNOTATION] for c in got["crds"]}
+    assert stamps == {f"{digest}/{len(got['names'])}"}
+    assert all(DIGEST_ANNOTATION in c["metadata"]["annotations"] for c in got["crds"])
+    live = [{"metadata": c["metadata"]} for c in got["crds"]]
+    assert crds.source_current(live, digest, True, "standard")
+    assert not crds.source_current(live, "0" * 64, True, "standard"), "another source"
+    without_extra = [c for c in live if c["metadata"]["name"] != "extras.gateway.envoyproxy.io"]
+    assert not crds.source_current(without_extra, digest, True, "standard"), "an extra CRD deleted"
+    without_needed = [c for c in live if c["metadata"]["name"] != "gateways.gateway.networking.k8s.io"]
+    assert not crds.source_current(without_needed, digest, True, "standard"), "a needed CRD deleted"
+    deleting = [
+        {"metadata": {**c["metadata"], "deletionTimestamp": "2026-12-01T00:00:00Z"}} if i == 0 else c
+        for i, c in enumerate(live)
+    ]
+    assert not crds.source_current(deleting, digest, True, "standard"), "being deleted"
+    assert not crds.source_current(live, digest, True, "experimental"), "the other channel needs other CRDs"
+    assert not crds.source_current([], digest, True, "standard"), "a fresh cluster"
+    assert crds.stale(got["crds"], live) == []
+    unstamped = copy.deepcopy(live)
+    del unstamped[0]["metadata"]["annotations"][crds.SOURCE_ANNOTATION]
+    assert not crds.source_current(unstamped, digest, True, "standard")
+    assert [c["metadata"]["name"] for c in crds.stale(got["crds"], unstamped)] == [live[0]["metadata"]["name"]], (
+        "a CRD that lost its source stamp is applied again, or every later run would read the source again"
+    )

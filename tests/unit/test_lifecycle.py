@@ -8,9 +8,11 @@ test in lifecycle.leftovers turned test_only_owned_objects_are_candidates red.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from envoy_block import lifecycle
+from envoy_block.plan import DIGEST_ANNOTATION
 from tests.support.helpers import plan, with_gateway
 
 OWN = {
@@ -186,14 +188,167 @@ def test_install_reads_the_namespace_without_the_ownership_selector() -> None:
         assert query["label_selectors"] == p["ownership_selector"]
 
 
-def test_install_state_sorts_the_results_by_purpose() -> None:
-    queries = lifecycle.install_lookups(plan().to_dict())
-    results = [{"item": q, "api_found": True, "resources": [{"metadata": {"name": q["kind"]}}]} for q in queries]
-    state = lifecycle.install_state(results)
-    assert state["namespace"]["resources"] == [{"metadata": {"name": "Namespace"}}]
-    assert [r["item"]["kind"] for r in state["crds"]["results"]] == ["CustomResourceDefinition"]
-    assert [r["item"]["kind"] for r in state["owned"]["results"]] == [k["kind"] for k in lifecycle.owned_kinds()]
-    assert state["third_party"]["results"] == []
+def test_install_stops_before_writing_when_a_kind_is_not_served_or_the_namespace_may_not_be_created() -> None:
+    """Both stop the run with every problem at once, before anything is written (install_state's
+    `problems`, which the install_state action turns into one failure)."""
+    p = plan({"metrics": {"vmpodscrape": {"enabled": True}}, "create_namespace": False}).to_dict()
+    results = [
+        {"item": q, "api_found": q["purpose"] != "third_party", "resources": []} for q in lifecycle.install_lookups(p)
+    ]
+    problems = lifecycle.install_state(results, p, crds_current=False)["problems"]
+    assert len(problems) == 2, problems
+    assert "does not serve VMPodScrape" in problems[0]
+    assert "VictoriaMetrics operator" in problems[0]
+    assert "create_namespace is false" in problems[1]
+
+
+def test_the_namespace_is_created_or_completed_but_never_adopted() -> None:
+    """Missing: created. The block's own (ownership labels) lacking a planned label: applied again. One that
+    existed before the block (no ownership labels): used as it is, so uninstall never takes it for the
+    block's. Mutation check (done once): dropping the ownership test turned the "foreign" case red."""
+    p = plan().to_dict()
+    ns = next(e["definition"] for e in p["objects"] if e["phase"] == "namespace")
+
+    def state(live: dict[str, Any] | None) -> dict[str, Any]:
+        results = []
+        for q in lifecycle.install_lookups(p):
+            resources = [live] if live is not None and q["purpose"] == "namespace" else []
+            results.append({"item": q, "api_found": True, "resources": resources})
+        return lifecycle.install_state(results, p, crds_current=True)
+
+    assert state(None)["namespace_apply"]
+    assert not state(None)["namespace_exists"]
+    assert not state(copy.deepcopy(ns))["namespace_apply"], "as planned"
+    lacking = copy.deepcopy(ns)
+    lacking["metadata"]["labels"].pop("app.kubernetes.io/version")
+    assert state(lacking)["namespace_apply"], "the block's own, missing a planned label"
+    foreign = {"metadata": {"name": ns["metadata"]["name"], "labels": {"team": "platform"}}}
+    assert not state(foreign)["namespace_apply"], "existed before the block"
+
+
+def test_only_objects_not_as_last_applied_are_sent() -> None:
+    """A re-install sends only plan objects the cluster does not hold as the block last applied them: same
+    digest (so no field the plan stopped setting is left behind) and every value still in place. Extra
+    fields (defaults, other owners', status) do not count; a changed or removed value, a changed list, a
+    changed type, another digest or deletion does. Mutation checks (done once): comparing digests only
+    turned the "edited" and "removed" cases red; ignoring list lengths turned "list grew" red; allowing
+    1 == True turned "type" red."""
+    p = plan(with_gateway()).to_dict()
+    entry = next(e for e in p["objects"] if e["kind"] == "Gateway")
+    want = entry["definition"]
+    live = copy.deepcopy(want)
+    live["metadata"].update(uid="1", resourceVersion="7", generation=1, finalizers=["x"])
+    live["spec"]["listeners"][0]["allowedRoutes"]["kinds"] = [{"kind": "HTTPRoute"}]  # a CRD default
+    live["status"] = {"conditions": []}
+    assert lifecycle.unchanged(want, live)
+
+    def edited(change: Any) -> dict[str, Any]:
+        obj: dict[str, Any] = copy.deepcopy(live)
+        change(obj)
+        return obj
+
+    cases = {
+        "edited": lambda o: o["spec"]["listeners"][0].update(port=8080),
+        "removed": lambda o: o["metadata"]["labels"].pop("app.kubernetes.io/instance"),
+        "list grew": lambda o: o["spec"]["listeners"].append({"name": "extra", "port": 81, "protocol": "HTTP"}),
+        "type": lambda o: o["spec"]["listeners"][0].update(port="80"),
+        "another digest": lambda o: o["metadata"]["annotations"].update({DIGEST_ANNOTATION: "0" * 64}),
+        "being deleted": lambda o: o["metadata"].update(deletionTimestamp="2026-12-01T00:00:00Z"),
+    }
+    for case, change in cases.items():
+        assert not lifecycle.unchanged(want, edited(change)), case
+    assert not lifecycle.unchanged(want, None), "missing"
+    boolean = edited(lambda o: o["spec"].update(flag=True))
+    assert not lifecycle.unchanged({**want, "spec": {**want["spec"], "flag": 1}}, boolean), "1 is not true"
+
+    results = []
+    for q in lifecycle.install_lookups(p):
+        resources = [live] if q["purpose"] == "owned" and q["kind"] == "Gateway" else []
+        results.append({"item": q, "api_found": True, "resources": resources})
+    files = lifecycle.install_state(results, p, crds_current=True)["apply_files"]
+    assert entry["file"] not in files
+    assert files == [e["file"] for e in p["objects"] if e["phase"] != "namespace" and e["kind"] != "Gateway"], (
+        "every other object (not found) is sent, in plan order; the namespace never here"
+    )
+
+
+def test_install_prunes_owned_objects_the_plan_no_longer_renders() -> None:
+    p = plan().to_dict()
+    gone = obj("Gateway", "eg-shared", OWN, api="gateway.networking.k8s.io/v1")
+    results = []
+    for q in lifecycle.install_lookups(p):
+        resources = [gone] if q["purpose"] == "owned" and q["kind"] == "Gateway" else []
+        results.append({"item": q, "api_found": True, "resources": resources})
+    leftovers = lifecycle.install_state(results, p, crds_current=True)["leftovers"]
+    assert [(x["kind"], x["name"]) for x in leftovers] == [("Gateway", "eg-shared")]
+
+
+def _conditioned(obj: dict[str, Any], condition: str, generation: int = 1, observed: int = 1) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    out["metadata"]["generation"] = generation
+    out["status"] = {"conditions": [{"type": condition, "status": "True", "observedGeneration": observed}]}
+    return out
+
+
+def _read(p: dict[str, Any], *, record: dict[str, Any] | None, deployment: dict[str, Any] | None) -> list[Any]:
+    """What the state read returns on a cluster where the plan was applied: owned classes and Gateways as
+    planned (with the given conditions), helm's record and the controller's Deployment."""
+    out = []
+    for query in lifecycle.install_lookups(p):
+        resources: list[dict[str, Any]] = []
+        if query["purpose"] == "owned":
+            resources = [
+                _conditioned(e["definition"], e["wait_condition"])
+                for e in p["objects"]
+                if e["kind"] == query["kind"] and e["kind"] in lifecycle.STATUS_READ_KINDS
+            ]
+        elif query["purpose"] == "controller":
+            resources = [deployment] if deployment else []
+        out.append({"item": query, "api_found": True, "resources": resources, "release": record})
+    return out
+
+
+def test_install_decides_from_one_read_what_it_must_run() -> None:
+    """The read before any write decides whether helm runs (only when its record differs from the plan),
+    and whether the run may skip its waits: only when the controller is Available and every planned class
+    and Gateway holds its condition for its current generation. A condition reported for an older
+    generation (a spec change the controller has not seen) is not settled. Mutation checks (done once):
+    ignoring observedGeneration turned the "stale" case red; settling without the controller turned the
+    "controller down" case red."""
+    p = plan(with_gateway()).to_dict()
+    helm = p["helm"]
+    record = {"status": "deployed", "chart": "gateway-helm", "chart_version": helm["chart_version"]}
+    record["values"] = helm["values"]
+    available = _conditioned({"metadata": {"name": "envoy-gateway"}}, "Available")
+    available["status"]["observedGeneration"] = 1
+
+    state = lifecycle.install_state(_read(p, record=record, deployment=available), p, crds_current=True)
+    assert (state["helm_needed"], state["helm_changes"], state["settled"]) == (False, [], True)
+    assert [g["metadata"]["name"] for g in state["gateways"]] == ["eg-shared"]
+
+    fresh = lifecycle.install_state(_read(p, record=None, deployment=None), p, crds_current=False)
+    assert fresh["helm_needed"]
+    assert not fresh["settled"]
+    assert not fresh["controller_ready"]
+
+    down = copy.deepcopy(available)
+    down["status"]["conditions"][0]["status"] = "False"
+    assert not lifecycle.install_state(_read(p, record=record, deployment=down), p, True)["settled"], "controller down"
+
+    results = _read(p, record=record, deployment=available)
+    for result in results:
+        for obj in result["resources"]:
+            if obj.get("kind") == "Gateway":
+                obj["metadata"]["generation"] = 2  # spec changed, status still of generation 1
+    assert not lifecycle.install_state(results, p, True)["settled"], "stale"
+
+    unmanaged = plan(with_gateway({"controller": {"install": False}})).to_dict()
+    assert {q["purpose"] for q in lifecycle.install_lookups(unmanaged)} == {"namespace", "crds", "owned"}, (
+        "no release record or Deployment is read for a controller the block does not install"
+    )
+    state = lifecycle.install_state(_read(unmanaged, record=None, deployment=None), unmanaged, True)
+    assert not state["helm_needed"]
+    assert state["settled"]
 
 
 def test_wait_queries_wait_for_each_class_and_gateway_only_when_asked() -> None:
@@ -206,3 +361,6 @@ def test_wait_queries_wait_for_each_class_and_gateway_only_when_asked() -> None:
     ]
     assert all(q["wait_condition"]["status"] == "True" for q in waiting)
     assert all("wait_condition" not in q for q in lifecycle.wait_queries(p, wait=False))
+    with_controller = lifecycle.wait_queries(p, wait=True, controller=True)
+    assert (with_controller[0]["kind"], with_controller[0]["wait_condition"]["type"]) == ("Deployment", "Available")
+    assert with_controller[1:] == waiting

@@ -29,9 +29,12 @@ description:
   - C(third_party_kinds) lists the plan's kinds whose CRDs other components provide (VictoriaMetrics, Cilium,
     Calico), with what provides them.
   - C(install_lookups) lists everything install reads before it writes (namespace, CRDs, owned objects,
-    third-party kinds) as C(polycrate_blocks.envoy.k8s_list) queries; C(install_state) sorts their
-    C(results) by purpose; C(wait_queries) lists the plan's GatewayClasses and Gateways, with their wait
-    condition when its argument is true.
+    third-party kinds, helm's release record, the controller) as C(polycrate_blocks.envoy.k8s_list)
+    queries (the C(polycrate_blocks.envoy.install_state) action decides from their results what install
+    must do); C(gateway_address) formats a Gateway and its addresses for the summary; C(wait_queries)
+    lists the plan's GatewayClasses and
+    Gateways (and, with its second argument, the controller's Deployment), with their wait condition when
+    its first argument is true.
   - C(status_report) turns looked-up objects into a health table (C(lines)) and an overall C(healthy) flag.
   - C(crd_manifests) takes the plan (and the rendered text of gateway-crds-helm when C(crds.directory) is
     empty) and returns C(crds) (the CustomResourceDefinition documents of the block's API groups and
@@ -94,7 +97,7 @@ def leftovers(
 
 
 def crd_manifests(plan: Mapping[str, Any], rendered: str | None = None) -> dict[str, Any]:
-    """The CRDs from crds.directory, or from the chart's rendered text."""
+    """The CRDs from crds.directory, or from the chart's rendered text, stamped with their source."""
     settings = json.loads(json.dumps(plan["crds"]))
     try:
         if settings["directory"]:
@@ -106,14 +109,14 @@ def crd_manifests(plan: Mapping[str, Any], rendered: str | None = None) -> dict[
             settings["gateway_api"]["install"],
             settings["gateway_api"]["channel"],
             source,
+            crds.source_digest(settings),
         )
     except crds.CrdError as exc:
         raise AnsibleFilterError(str(exc)) from None
 
 
-def stale_crds(wanted: list[Mapping[str, Any]], live_results: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The CRDs to apply: those whose manifest digest the cluster does not hold (k8s_list results)."""
-    live = [obj for result in live_results for obj in result.get("resources", [])]
+def stale_crds(wanted: list[Mapping[str, Any]], live: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The CRDs to apply: those the cluster does not hold as the block last applied them (live metadata)."""
     return crds.stale(wanted, json.loads(json.dumps(live)))
 
 
@@ -149,12 +152,12 @@ def install_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
     return lifecycle.install_lookups(json.loads(json.dumps(plan)))
 
 
-def install_state(results: list[Mapping[str, Any]]) -> dict[str, Any]:
-    return lifecycle.install_state(json.loads(json.dumps(results)))
+def gateway_address(gateway: Mapping[str, Any]) -> str:
+    return lifecycle.gateway_line(json.loads(json.dumps(gateway)))
 
 
-def wait_queries(plan: Mapping[str, Any], wait: bool) -> list[dict[str, Any]]:
-    return lifecycle.wait_queries(json.loads(json.dumps(plan)), bool(wait))
+def wait_queries(plan: Mapping[str, Any], wait: bool, controller: bool = False) -> list[dict[str, Any]]:
+    return lifecycle.wait_queries(json.loads(json.dumps(plan)), bool(wait), bool(controller))
 
 
 class FilterModule:
@@ -171,6 +174,6 @@ class FilterModule:
             "proxy_queries": proxy_queries,
             "third_party_kinds": third_party_kinds,
             "install_lookups": install_lookups,
-            "install_state": install_state,
+            "gateway_address": gateway_address,
             "wait_queries": wait_queries,
         }

@@ -11,7 +11,6 @@ block pins the CRD versions itself, so that guard against hand-made downgrades i
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -19,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from .plan import DIGEST_ANNOTATION, with_digest
 
 GATEWAY_API_STANDARD = tuple(
     f"{plural}.gateway.networking.k8s.io"
@@ -52,9 +53,14 @@ ENVOY_GATEWAY = tuple(
     )
 )
 CHANNEL_ANNOTATION = "gateway.networking.k8s.io/channel"
-# What the block last applied to a CRD, as a digest of its manifest: a re-install applies only CRDs whose
-# digest differs (applying ~20 unchanged CRDs of megabytes of schema cost 8-20 s per run).
-DIGEST_ANNOTATION = "envoy.polycrate.io/manifest-digest"
+# A CRD's manifest digest (plan.DIGEST_ANNOTATION): a re-install applies only CRDs whose digest differs
+# (applying ~20 unchanged CRDs of megabytes of schema cost 8-20 s per run).
+# Where the block took the CRDs from, as "<sha256 of the source>/<how many CRDs it gave>": when every
+# CRD the cluster holds from the configured source is there, a re-install neither renders the CRD chart
+# (a helm run and megabytes of YAML) nor parses the folder.
+SOURCE_ANNOTATION = "envoy.polycrate.io/crd-source"
+# Bumped when what a source gives for the same input changes (selection rules, annotations).
+SOURCE_FORMAT = "1"
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -86,17 +92,70 @@ def documents(texts: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
     return docs
 
 
+def _yaml_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+
+
 def folder_documents(directory: str) -> list[dict[str, Any]]:
     """Every document of every *.yaml / *.yml file below `directory`, in path order."""
     root = Path(directory)
     if not root.is_dir():
         raise CrdError(f"crds.directory {directory}: not a folder. Point it at the folder holding the CRD files.")
-    files = sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
-    return documents((str(p), p.read_text(encoding="utf-8")) for p in files)
+    return documents((str(p), p.read_text(encoding="utf-8")) for p in _yaml_files(root))
 
 
-def select(docs: list[dict[str, Any]], gateway_api_install: bool, channel: str, source: str) -> dict[str, Any]:
-    """The CRDs to apply (each name once, the configured channel's, needed ones checked) and their names."""
+def source_digest(settings: Mapping[str, Any]) -> str:
+    """A digest of everything the CRDs to apply are made from: the plan's `crds` settings and, for a folder
+    or a local chart, the bytes of its files. A remote chart counts by URL, version and values, as helm
+    pulls it: a version re-pushed with other content is not noticed (pin versions, as helm expects)."""
+    digest = hashlib.sha256()
+
+    def add(*parts: object) -> None:
+        for part in parts:
+            digest.update(str(part).encode())
+            digest.update(b"\0")
+
+    def add_tree(root: Path, files: Iterable[Path]) -> None:
+        for path in files:
+            add(path.relative_to(root))
+            digest.update(path.read_bytes())
+
+    gateway_api = settings["gateway_api"]
+    add(SOURCE_FORMAT, gateway_api["install"], gateway_api["channel"])
+    if settings["directory"]:
+        root = Path(settings["directory"])
+        add("directory", root)
+        if root.is_dir():
+            add_tree(root, _yaml_files(root))
+    else:
+        local = Path(str(settings["chart_url"]))
+        add("chart", local, settings["envoy_gateway"]["version"], json.dumps(settings["chart_values"], sort_keys=True))
+        if local.is_file():
+            digest.update(local.read_bytes())
+        elif local.is_dir():
+            add_tree(local, sorted(p for p in local.rglob("*") if p.is_file()))
+    return digest.hexdigest()
+
+
+def source_current(live: Iterable[Mapping[str, Any]], digest: str, gateway_api_install: bool, channel: str) -> bool:
+    """Whether the cluster holds every CRD the source gave when last applied (counted), every needed one
+    among them, none being deleted: then nothing of the source need be read again."""
+    held = [
+        (obj["metadata"]["name"], value.partition("/")[2])
+        for obj in live
+        if not obj["metadata"].get("deletionTimestamp")
+        and (value := (obj["metadata"].get("annotations") or {}).get(SOURCE_ANNOTATION, "")).partition("/")[0] == digest
+    ]
+    names = {name for name, _ in held}
+    counts = {count for _, count in held}
+    return len(counts) == 1 and counts == {str(len(held))} and set(required(gateway_api_install, channel)) <= names
+
+
+def select(
+    docs: list[dict[str, Any]], gateway_api_install: bool, channel: str, source: str, origin: str = ""
+) -> dict[str, Any]:
+    """The CRDs to apply (each name once, the configured channel's, needed ones checked) and their names,
+    each stamped with SOURCE_ANNOTATION when `origin` (source_digest) is given."""
     crds: dict[str, dict[str, Any]] = {}
     owned = groups(gateway_api_install)
     for doc in docs:
@@ -117,30 +176,28 @@ def select(docs: list[dict[str, Any]], gateway_api_install: bool, channel: str, 
         {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": name}}
         for name in sorted(crds)
     ]
+    if origin:
+        crds = {name: _stamped(crd, f"{origin}/{len(crds)}") for name, crd in crds.items()}
     return {"crds": [with_digest(crd) for crd in crds.values()], "names": sorted(crds), "refs": refs}
 
 
-def with_digest(crd: Mapping[str, Any]) -> dict[str, Any]:
-    """The CRD with DIGEST_ANNOTATION set to the sha256 of its manifest (canonical JSON, without it)."""
-    out = copy.deepcopy(dict(crd))
-    annotations = dict(out["metadata"].get("annotations") or {})
-    annotations.pop(DIGEST_ANNOTATION, None)
-    out["metadata"] = {**out["metadata"], "annotations": annotations}
-    canonical = json.dumps(out, sort_keys=True, separators=(",", ":")).encode()
-    annotations[DIGEST_ANNOTATION] = hashlib.sha256(canonical).hexdigest()
-    return out
+def _stamped(crd: Mapping[str, Any], source: str) -> dict[str, Any]:
+    annotations = {**(crd["metadata"].get("annotations") or {}), SOURCE_ANNOTATION: source}
+    return {**crd, "metadata": {**crd["metadata"], "annotations": annotations}}
+
+
+def _applied(metadata: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    annotations = metadata.get("annotations") or {}
+    return annotations.get(DIGEST_ANNOTATION), annotations.get(SOURCE_ANNOTATION)
 
 
 def stale(wanted: Iterable[Mapping[str, Any]], live: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The wanted CRDs the cluster does not hold as the block last applied them: missing, another digest
-    (changed here, or applied by someone else, who drops the annotation), or being deleted."""
+    or source stamp (changed here, or applied by someone else, who drops the annotations), or being
+    deleted."""
     current = {
-        str(obj["metadata"]["name"]): (obj["metadata"].get("annotations") or {}).get(DIGEST_ANNOTATION)
+        str(obj["metadata"]["name"]): _applied(obj["metadata"])
         for obj in live
         if not obj["metadata"].get("deletionTimestamp")
     }
-    return [
-        dict(crd)
-        for crd in wanted
-        if current.get(str(crd["metadata"]["name"])) != crd["metadata"]["annotations"][DIGEST_ANNOTATION]
-    ]
+    return [dict(crd) for crd in wanted if current.get(str(crd["metadata"]["name"])) != _applied(crd["metadata"])]

@@ -2,9 +2,28 @@
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
+
+# What the block last applied, as the sha256 of the manifest (canonical JSON, without this annotation):
+# install compares it with the plan's to tell a manifest it already applied from a changed one.
+DIGEST_ANNOTATION = "envoy.polycrate.io/manifest-digest"
+
+
+def with_digest(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The object with DIGEST_ANNOTATION set to the digest of its manifest."""
+    out = copy.deepcopy(dict(obj))
+    annotations = dict(out["metadata"].get("annotations") or {})
+    annotations.pop(DIGEST_ANNOTATION, None)
+    out["metadata"] = {**out["metadata"], "annotations": annotations}
+    canonical = json.dumps(out, sort_keys=True, separators=(",", ":")).encode()
+    annotations[DIGEST_ANNOTATION] = hashlib.sha256(canonical).hexdigest()
+    return out
 
 
 class Phase(Enum):
@@ -107,7 +126,8 @@ class Plan:
                     "name": s.name,
                     "namespace": s.namespace,
                     "api_version": s.obj["apiVersion"],
-                    "definition": s.obj,
+                    # As render writes it and install applies it: stamped with its digest.
+                    "definition": with_digest(s.obj),
                 }
                 for s in self.ordered()
             ],

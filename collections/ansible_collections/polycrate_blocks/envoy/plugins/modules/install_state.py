@@ -1,0 +1,100 @@
+"""Documentation only: polycrate_blocks.envoy.install_state runs as an action plugin on the controller."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: install_state
+short_description: Decide what an install must do from its one read of the cluster
+description:
+  - Takes the result of the C(polycrate_blocks.envoy.k8s_list) run over the plan's C(install_lookups) and
+    the plan, and returns what the install must do, decided before anything is written; see RETURN.
+  - Fails once, cleanly, when the read failed (the API server is not reachable), when a kind the plan uses is
+    not served, or when the namespace is missing and may not be created; nothing has been changed then.
+  - Runs on the controller (an action plugin).
+version_added: "0.10.0"
+options:
+  read:
+    description: The registered result of the C(polycrate_blocks.envoy.k8s_list) task (its C(results)).
+    type: dict
+    required: true
+  plan:
+    description: The plan (C(block | polycrate_blocks.envoy.plan)).
+    type: dict
+    required: true
+  kubeconfig:
+    description: The kubeconfig the read used, named in the message when the API server cannot be reached.
+    type: str
+    required: true
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+author: envoy block maintainers
+"""
+
+EXAMPLES = r"""
+- name: Decide what this run must do
+  polycrate_blocks.envoy.install_state:
+    read: "{{ __read }}"
+    plan: "{{ __plan }}"
+    kubeconfig: "{{ block.kubeconfig.path | default('~/.kube/config') }}"
+  register: __found
+"""
+
+RETURN = r"""
+problems:
+  description: Why the install cannot start, one line each with what to do (only on failure).
+  returned: failure
+  type: str
+namespace_exists:
+  description: Whether the namespace exists.
+  returned: success
+  type: bool
+namespace_apply:
+  description: >-
+    Whether the namespace must be created, or the block's own namespace lacks a planned label or
+    annotation.
+  returned: success
+  type: bool
+crds:
+  description: The live CustomResourceDefinitions' metadata.
+  returned: success
+  type: list
+crds_current:
+  description: >-
+    Whether the cluster holds every CRD the configured source gave when last applied (then the source is
+    not read).
+  returned: success
+  type: bool
+helm_changes:
+  description: Why the gateway-helm release differs from the plan's; empty when helm would change nothing.
+  returned: success
+  type: list
+helm_needed:
+  description: Whether the helm task must run.
+  returned: success
+  type: bool
+controller_ready:
+  description: Whether the controller's Deployment is Available (true when the block does not install it).
+  returned: success
+  type: bool
+settled:
+  description: >-
+    The controller ready and every planned GatewayClass and Gateway holding its wait condition for its
+    current generation.
+  returned: success
+  type: bool
+apply_files:
+  description: The plan objects (by file name) that are not as the block last applied them; only they are sent.
+  returned: success
+  type: list
+leftovers:
+  description: Owned objects the plan no longer renders, in delete order.
+  returned: success
+  type: list
+gateways:
+  description: The planned Gateways as read (their status carries the addresses).
+  returned: success
+  type: list
+"""
