@@ -114,12 +114,13 @@ def _metrics_port(waf: WAFProcess) -> int:
 
 class _Traffic:
     """CLIENTS threads sending benign requests back to back until stopped; every status is kept, and
-    each client's failed requests."""
+    each client's failed requests with when they failed (time.monotonic)."""
 
     def __init__(self, port: int) -> None:
         self.port = port
         self.statuses: list[int] = []
         self.failures: Counter[int] = Counter()
+        self.failed_at: list[float] = []
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.threads = [threading.Thread(target=self._run, args=(n,), daemon=True) for n in range(CLIENTS)]
@@ -136,6 +137,7 @@ class _Traffic:
                 self.statuses.append(status)
                 if status != 200:
                     self.failures[client] += 1
+                    self.failed_at.append(time.monotonic())
 
     def count(self) -> int:
         with self.lock:
@@ -149,9 +151,12 @@ class _Traffic:
 
 
 def test_a_killed_worker_is_replaced_while_traffic_flows(edge: EnvoyProcess, two: WAFProcess) -> None:
-    """SIGKILL one worker under a steady stream: the supervisor logs it and starts a replacement, and the
-    only failed requests (500: Envoy fails closed) are the ones in flight on it: at most one per client,
-    which has one request in flight at a time.
+    """SIGKILL one worker under a steady stream: the supervisor logs it and starts a replacement, the only
+    failed requests (500: Envoy fails closed) are those the kill itself cost, and none fails once the
+    replacement serves. A client has one request in flight at a time, so it loses at most that one and, in
+    the same moment, one more: a request Envoy sent on a pooled connection to the dead worker before it saw
+    that connection close, or on a new one the kernel had already queued on the dead worker's listening
+    socket (SO_REUSEPORT). Seen once in a CI-like run (one client of 16 lost two); never three.
 
     Mutation: the supervisor not replacing a dead worker -> red (no replacement, no second worker).
     Mutation: replacing a dead worker by restarting every worker -> red (clients failing again and again
@@ -162,13 +167,14 @@ def test_a_killed_worker_is_replaced_while_traffic_flows(edge: EnvoyProcess, two
         _wait_for("traffic flows", lambda: traffic.count() >= 200)
         os.kill(victim, signal.SIGKILL)
         _wait_for("a replacement serves", lambda: len(_events(two, "worker_ready")) == 3)
+        replaced_at = time.monotonic()
         served = traffic.count()
         _wait_for("more traffic after the replacement", lambda: traffic.count() >= served + 300)
     finally:
         statuses = traffic.stop()
     assert set(statuses) <= {200, 500}, statuses
-    # A client has one request in flight at a time: a second failure would be one sent after the kill.
-    assert all(n == 1 for n in traffic.failures.values()), traffic.failures
+    assert all(n <= 2 for n in traffic.failures.values()), traffic.failures
+    assert [t for t in traffic.failed_at if t > replaced_at] == [], "a request failed after the replacement served"
     (replaced,) = _events(two, "worker_replaced")
     assert replaced["worker"] == victim
     assert replaced["how"] == "signal 9"
