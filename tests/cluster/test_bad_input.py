@@ -48,7 +48,7 @@ def test_a_chart_version_that_does_not_exist(kube: Kube) -> None:
     assert block_writes(kube, mark) == [], "nothing may be written before the chart is known to exist"
 
 
-def test_a_cluster_install_cannot_start_on_names_every_problem_once(kube: Kube) -> None:
+def test_install_stops_once_naming_every_problem(kube: Kube) -> None:
     """A kind the config uses that the cluster does not serve (no VictoriaMetrics operator here) and a missing
     namespace the block may not create: one failure, each problem once, nothing written."""
     mark = len(kube.cluster.audit())

@@ -156,7 +156,7 @@ def test_a_killed_worker_is_replaced_while_traffic_flows(edge: EnvoyProcess, two
     replacement serves. A client has one request in flight at a time, so it loses at most that one and, in
     the same moment, one more: a request Envoy sent on a pooled connection to the dead worker before it saw
     that connection close, or on a new one the kernel had already queued on the dead worker's listening
-    socket (SO_REUSEPORT). Seen once in a CI-like run (one client of 16 lost two); never three.
+    socket (SO_REUSEPORT). Seen once in a CI-like run: one client of 16 lost two.
 
     Mutation: the supervisor not replacing a dead worker -> red (no replacement, no second worker).
     Mutation: replacing a dead worker by restarting every worker -> red (clients failing again and again

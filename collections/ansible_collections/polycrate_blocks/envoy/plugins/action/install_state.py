@@ -46,4 +46,5 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
                 "Nothing was changed.",
                 "problems": "".join(f"{problem}\n" for problem in state["problems"]),
             }
-        return {**result, "changed": False, **state}
+        # crd_manifests stamps the CRDs it reads with this same digest.
+        return {**result, "changed": False, "crd_source": digest, **state}

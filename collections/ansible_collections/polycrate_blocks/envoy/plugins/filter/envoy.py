@@ -96,8 +96,9 @@ def leftovers(
     return lifecycle.leftovers(plain["found"], plain["plan"], plain["labels"])
 
 
-def crd_manifests(plan: Mapping[str, Any], rendered: str | None = None) -> dict[str, Any]:
-    """The CRDs from crds.directory, or from the chart's rendered text, stamped with their source."""
+def crd_manifests(plan: Mapping[str, Any], rendered: str | None = None, origin: str = "") -> dict[str, Any]:
+    """The CRDs from crds.directory, or from the chart's rendered text; stamped with `origin` (install's
+    source digest) when given."""
     settings = json.loads(json.dumps(plan["crds"]))
     try:
         if settings["directory"]:
@@ -109,7 +110,7 @@ def crd_manifests(plan: Mapping[str, Any], rendered: str | None = None) -> dict[
             settings["gateway_api"]["install"],
             settings["gateway_api"]["channel"],
             source,
-            crds.source_digest(settings),
+            str(origin or ""),
         )
     except crds.CrdError as exc:
         raise AnsibleFilterError(str(exc)) from None

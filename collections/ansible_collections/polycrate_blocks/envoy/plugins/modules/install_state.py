@@ -61,6 +61,10 @@ crds:
   description: The live CustomResourceDefinitions' metadata.
   returned: success
   type: list
+crd_source:
+  description: The digest of the configured CRD source (C(crds.source_digest)), stamped on the CRDs it gives.
+  returned: success
+  type: str
 crds_current:
   description: >-
     Whether the cluster holds every CRD the configured source gave when last applied (then the source is

@@ -145,12 +145,16 @@ def _metadata_list(svc: K8sService, query: dict[str, Any], selectors: list[str])
 
 
 def _release(secrets: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The newest helm release among its storage Secrets (helm's secrets driver: base64 of gzipped JSON)."""
-    if not secrets:
+    """The newest helm release among its storage Secrets (helm's secrets driver: base64 of gzipped JSON);
+    None when there is none, or when it cannot be read: the caller then lets helm decide."""
+    try:
+        newest = max(secrets, key=lambda s: int(((s.get("metadata") or {}).get("labels") or {}).get("version", 0)))
+        raw = base64.b64decode(base64.b64decode((newest.get("data") or {}).get("release", "")))
+        release = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+    except (ValueError, OSError, EOFError):  # no Secret, a non-number label, bad base64, gzip or JSON
         return None
-    newest = max(secrets, key=lambda s: int(((s.get("metadata") or {}).get("labels") or {}).get("version", 0)))
-    raw = base64.b64decode(base64.b64decode((newest.get("data") or {}).get("release", "")))
-    release = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+    if not isinstance(release, dict):
+        return None
     metadata = (release.get("chart") or {}).get("metadata") or {}
     return {
         "name": release.get("name"),

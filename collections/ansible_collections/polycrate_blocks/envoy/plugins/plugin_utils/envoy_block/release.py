@@ -1,12 +1,14 @@
 """Whether the gateway-helm release in the cluster is the one the plan asks for, read from helm's own record.
 
-kubernetes.core.helm leaves a release alone when its chart name-version and user-supplied values equal the
-requested ones (its `default_check`); to find that out it starts helm three times and pulls the chart. The
+kubernetes.core.helm leaves a release alone when its chart name-version, appVersion and user-supplied values
+equal the requested ones (its `default_check`); to find that out it starts helm three times and pulls the
+chart. The appVersion is known only from the pulled chart and changes for a given chart version only when
+that version is re-pushed, so install compares the rest and leaves re-pushes to the operator. The
 release record (helm's storage Secret, decoded by polycrate_blocks.envoy.k8s_list) holds the same facts,
 so install reads it with everything else and runs the helm task only when the answer is "differs". Any doubt
-(no record, another status, another chart, storage other than Secrets) means "run helm": skipping is only
-ever the outcome helm itself would have reported as unchanged. The one stricter rule: a release that is not
-`deployed` (failed, pending) is handed to helm again.
+(no record or one that cannot be read, another status, another chart, storage other than Secrets) means
+"run helm". The one stricter rule: a release that is not `deployed` (failed, pending) is handed to helm
+again.
 """
 
 from __future__ import annotations
