@@ -22,7 +22,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # Progress shows as it happens, also when the output goes to a pipe or a log.
 export PYTHONUNBUFFERED := 1
 
-.PHONY: setup tools render bench-render test lint unit translator-gate cluster-test cluster-suite waf-test traffic-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
+.PHONY: images image-test setup tools render bench-render test lint unit translator-gate cluster-test cluster-suite waf-test traffic-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,7 +49,22 @@ CURL := /usr/bin/curl
 $(CURL):
 	apt-get install -y -q curl >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q curl >/dev/null; }
 
-setup: $(STAMP) $(WAF_STAMP) tools $(REGISTRY) $(CURL)
+# Images without a Docker engine (tools/oci): buildah (vfs, chroot isolation), crun, mmdebstrap and dockerd
+# 20.10 for Polycrate's container mode, all Debian's packages.
+BUILDAH := /usr/bin/buildah
+$(BUILDAH):
+	apt-get install -y -q --no-install-recommends buildah crun mmdebstrap docker.io >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends buildah crun mmdebstrap docker.io >/dev/null; }
+
+setup: $(STAMP) $(WAF_STAMP) tools $(REGISTRY) $(CURL) $(BUILDAH)
+
+# The envoy-waf image from waf/Dockerfile, on stand-ins of its base images (needs network: Debian, the Go
+# module proxy). Stored in .oci/ (or $$OCI_ROOT); rebuilt only when waf/ or a base's inputs change.
+images: $(STAMP) $(BUILDAH)
+	$(BIN)/python -m tools.oci waf
+
+# The built image run for real with crun behind Envoy Gateway's generated config, in its own network namespace.
+image-test: images $(WAF_STAMP) tools $(CURL)
+	unshare -n $(BIN)/python -m tests.traffic.netns $(BIN)/pytest tests/images
 
 # Render block.config (block.poly defaults, merged with CONFIG like Polycrate does) into $(ARTIFACTS)/.
 # The snapshot can hold chart credentials, so it lives in a private temp file, never in artifacts.
@@ -74,7 +89,7 @@ lint: $(STAMP) $(WAF_STAMP)
 	$(BIN)/ansible-lint --offline --profile production
 
 unit: $(STAMP) tools
-	$(BIN)/pytest -n 2 --ignore=tests/cluster --ignore=tests/traffic
+	$(BIN)/pytest -n 2 --ignore=tests/cluster --ignore=tests/traffic --ignore=tests/images
 
 # Only the translator gate (tests/translator, also part of `unit`): Envoy Gateway's own translator (egctl) over
 # the default config, every example and the coverage configs.
@@ -111,9 +126,9 @@ traffic-test: $(STAMP) $(WAF_STAMP) tools
 # done; molecule needs the controller's fixed host ports and so follows the cluster tests.
 test: lint unit
 	@log=$$(mktemp) && trap 'rm -f $$log' EXIT && \
-	  { $(MAKE) --no-print-directory -k waf-test traffic-test >$$log 2>&1 & } && side=$$! && \
+	  { $(MAKE) --no-print-directory -k waf-test traffic-test image-test >$$log 2>&1 & } && side=$$! && \
 	  $(MAKE) --no-print-directory cluster-suite; suite=$$?; \
-	  wait $$side; src=$$?; echo "---- make waf-test traffic-test (ran beside the cluster suite) ----"; cat $$log; \
+	  wait $$side; src=$$?; echo "---- make waf-test traffic-test image-test (ran beside the cluster suite) ----"; cat $$log; \
 	  test $$suite -eq 0 -a $$src -eq 0
 
 cluster-suite:

@@ -9,9 +9,15 @@ from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block
 
 
 class ActionModule(BlockAction):
+    _VALID_ARGS = frozenset({"block", "apply"})
+
     def act(self, block: dict[str, Any]) -> dict[str, Any]:
         try:
             loaded = config.load(block)
         except config.ConfigError as exc:
             return config_failure(exc, "nothing was changed")
+        # A config that renders may still not run: install and plan (apply) refuse what cannot start.
+        unpublished = config.unpublished_waf_image(loaded.values)
+        if unpublished is not None and self._task.args.get("apply"):
+            return config_failure(config.ConfigError([unpublished]), "nothing was applied")
         return {"changed": False, "warnings": list(loaded.warnings)}

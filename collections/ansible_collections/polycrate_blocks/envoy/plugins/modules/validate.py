@@ -17,6 +17,12 @@ options:
     description: Polycrate's C(block) variable (C(name), C(version), C(config)).
     type: dict
     required: true
+  apply:
+    description:
+      - The config is about to be applied (install, plan). Then what renders but cannot run (an enabled WAF on
+        the unpublished default image) fails here; otherwise it is a warning.
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full

@@ -827,6 +827,24 @@ def cross_field_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> t
     return problems, warnings
 
 
+# The default waf.image names a repository that has never been published: a WAF on it never starts
+# (ImagePullBackOff, found only by status). install and plan refuse it before anything is applied.
+UNPUBLISHED_WAF_IMAGE = ("docker.io", "polycrate/envoy-waf")
+
+
+def unpublished_waf_image(values: Mapping[str, Any]) -> Problem | None:
+    """The problem with an enabled WAF on the unpublished default image (any tag), else None."""
+    waf = values["waf"]
+    if not waf["enabled"] or (waf["image"]["registry"], waf["image"]["repository"]) != UNPUBLISHED_WAF_IMAGE:
+        return None
+    return Problem(
+        "config.waf.image",
+        f"{'/'.join(UNPUBLISHED_WAF_IMAGE)} is a placeholder that was never published (pods would not start); "
+        "build the image from waf/ (waf/BUILD.md), push it to a registry your nodes pull from and set "
+        "waf.image.registry, waf.image.repository and waf.image.tag",
+    )
+
+
 def load(block: Mapping[str, Any]) -> Config:
     """Validate `block` (name, version, config as Polycrate passes them) and return the effective Config.
 
@@ -862,6 +880,8 @@ def load(block: Mapping[str, Any]) -> Config:
     problems += cross
     if problems:
         raise ConfigError(problems)
+    if unpublished := unpublished_waf_image(values):
+        warnings.append(f"{unpublished} (install and plan refuse it)")
     return Config(
         values=values,
         block_name=block_name,

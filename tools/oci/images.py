@@ -1,0 +1,141 @@
+"""The images the tests build: stand-in bases under the tags the Dockerfiles name, and the images themselves.
+
+Run with network (apt, the Go module proxy, PyPI): `python -m tools.oci waf` (make images). The tests
+then use the stored images, in network namespaces of their own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import io
+import re
+import subprocess
+import tarfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from tools.oci import ROOT, ImageConfig, OCIError, Store, debian_rootfs
+
+WAF_REF = "localhost/envoy-waf:test"
+CRS_VERSION = "4.28.0"
+HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
+PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def shared_dir() -> Path:
+    return ROOT.parent / "shared"
+
+
+def dockerfile_arg(dockerfile: Path, name: str) -> str:
+    """The default of `ARG name=...` in a Dockerfile (the pin the stand-in must match)."""
+    match = re.search(rf"^ARG {name}=(\S+)$", dockerfile.read_text(encoding="utf-8"), re.MULTILINE)
+    if not match:
+        raise OCIError(f"{dockerfile}: no `ARG {name}=...` default")
+    return match.group(1)
+
+
+def host_go() -> tuple[str, Path]:
+    """The host's Go toolchain: (version without 'go', GOROOT)."""
+    goroot = Path(subprocess.run(["go", "env", "GOROOT"], capture_output=True, text=True, check=True).stdout.strip())
+    version = (goroot / "VERSION").read_text(encoding="utf-8").splitlines()[0].removeprefix("go")
+    return version, goroot
+
+
+def golang_stand_in(store: Store, ref: str) -> str:
+    """golang:<version>-bookworm: Debian bookworm with what the official image adds (build tools, git,
+    ca-certificates) and the host's Go toolchain, which must be the version the tag names."""
+    version, goroot = host_go()
+    wanted = ref.split(":", 1)[1].split("-", 1)[0]
+    if version != wanted:
+        raise OCIError(f"{ref}: the host's Go is {version}; a stand-in for golang {wanted} needs that version")
+    rootfs = debian_rootfs(
+        store.path, "golang-bookworm", ["ca-certificates", "curl", "git", "gcc", "libc6-dev", "make", "pkg-config"]
+    )
+    env = {"PATH": f"/go/bin:/usr/local/go/bin:{PATH}", "GOLANG_VERSION": version, "GOPATH": "/go"}
+    env["GOTOOLCHAIN"] = "local"
+    return store.stand_in(ref, ImageConfig(env=env, workdir="/go", cmd=("bash",)), rootfs, {"/usr/local/go": goroot})
+
+
+def distroless_static_stand_in(store: Store, ref: str) -> str:
+    """gcr.io/distroless/static-debian12:nonroot, distroless-like: no shell, no libc, no package manager;
+    passwd/group with root and nonroot (65532), CA certificates, /tmp; runs as 65532."""
+    tree = store.path / "trees" / "distroless-static"
+    files = {
+        "etc/passwd": "root:x:0:0:root:/root:/sbin/nologin\n"
+        "nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n",
+        "etc/group": "root:x:0:\nnonroot:x:65532:\n",
+        "etc/nsswitch.conf": "hosts: files dns\n",
+        "etc/ssl/certs/ca-certificates.crt": HOST_CA.read_text(encoding="utf-8"),
+    }
+    for name, text in files.items():
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        (tree / name).write_text(text, encoding="utf-8")
+    for folder in ("tmp", "home/nonroot", "root"):
+        (tree / folder).mkdir(parents=True, exist_ok=True)
+    config = ImageConfig(env={"PATH": PATH, "SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt"}, user="65532")
+    return store.stand_in(ref, ImageConfig(**{**config.__dict__, "workdir": "/home/nonroot"}), None, {"/": tree})
+
+
+def crs_tarball(store: Store) -> Path:
+    """The CRS release as GitHub serves it (`coreruleset-<version>/...`), from ../shared/crs."""
+    out = store.path / "crs" / f"coreruleset-{CRS_VERSION}.tar.gz"
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+            tar.add(shared_dir() / "crs" / f"v{CRS_VERSION}", arcname=f"coreruleset-{CRS_VERSION}")
+        out.write_bytes(buffer.getvalue())
+    return out
+
+
+@contextlib.contextmanager
+def serve_file(path: Path) -> Iterator[str]:
+    """`path` over HTTP on a loopback port for the length of the block; yields its URL."""
+    folder = str(path.parent)
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, directory=folder, **kwargs)  # type: ignore[arg-type]
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/{path.name}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def waf_image(store: Store, ref: str = WAF_REF) -> str:
+    """waf/Dockerfile built as it stands, on stand-ins of the bases it names; the CRS from ../shared/crs
+    served as the tarball URL (checked against the Dockerfile's tree hash), Go modules from the proxy."""
+    dockerfile = ROOT / "waf" / "Dockerfile"
+    go_image = dockerfile_arg(dockerfile, "GO_IMAGE")
+    runtime_image = dockerfile_arg(dockerfile, "RUNTIME_IMAGE")
+    golang_stand_in(store, go_image)
+    distroless_static_stand_in(store, runtime_image)
+    cache = store.path / "cache"
+    for sub in ("go-mod", "go-build"):
+        (cache / sub).mkdir(parents=True, exist_ok=True)
+    volumes = [
+        # The host's CA bundle (what reaches the Go module proxy here), Go's caches kept between builds.
+        f"{HOST_CA}:/etc/ssl/certs/ca-certificates.crt:ro",
+        f"{cache / 'go-mod'}:/go/pkg/mod",
+        f"{cache / 'go-build'}:/root/.cache/go-build",
+    ]
+    with serve_file(crs_tarball(store)) as url:
+        return store.build(
+            ref,
+            ROOT / "waf",
+            build_args={"CRS_URL": url},
+            volatile_args=("CRS_URL",),
+            volumes=volumes,
+            bases=(go_image, runtime_image),
+            log=store.path / "logs" / "waf-build.log",
+        )
