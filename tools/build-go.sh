@@ -19,9 +19,9 @@ build() {
   local stamp
   stamp=$( (go version; cat "$here/go/$module"/go.mod "$here/go/$module"/go.sum "$here/go/$module"/*.go; echo "$ldflags $*") \
     | sha256sum | cut -c1-16)
-  local have=1 bin
+  local have=1 bin out=${out:-$dest}
   for pkg in "$@"; do
-    bin=$dest/$(basename "$pkg")
+    bin=$out/$(basename "$pkg")
     [[ -x $bin ]] || have=0
   done
   if [[ $have == 1 && -f $stamps/$name && $(cat "$stamps/$name") == "$stamp" ]]; then
@@ -29,7 +29,8 @@ build() {
     return
   fi
   local start=$SECONDS
-  (cd "$here/go/$module" && go build -trimpath -ldflags "-s -w $ldflags" -o "$dest/" "$@")
+  mkdir -p "$out"
+  (cd "$here/go/$module" && go build -trimpath -ldflags "-s -w $ldflags" -o "$out/" "$@")
   echo "$stamp" >"$stamps/$name"
   echo "go build $name: $((SECONDS - start)) s"
 }
@@ -43,6 +44,14 @@ build helm helm "-X helm.sh/helm/v3/internal/version.version=v3.22.0 -X helm.sh/
   helm.sh/helm/v3/cmd/helm
 build envoy-gateway envoy-gateway "-X github.com/envoyproxy/gateway/internal/cmd/version.envoyGatewayVersion=v1.9.0" \
   github.com/envoyproxy/gateway/cmd/envoy-gateway github.com/envoyproxy/gateway/cmd/egctl
+
+# helm and kubectl of Polycrate v0.23.3's container image (Dockerfile.goreleaser), for its stand-in
+# (tools/oci/images.py): into image-bin/, beside bin/, so they never shadow the block's own helm.
+out=$dest/../image-bin build helm-3.17 helm-3.17 \
+  "-X helm.sh/helm/v3/internal/version.version=v3.17.0 -X helm.sh/helm/v3/internal/version.gitTreeState=clean" \
+  helm.sh/helm/v3/cmd/helm
+out=$dest/../image-bin build kubectl kubectl "-X k8s.io/component-base/version.gitVersion=v1.32.1 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=32" \
+  k8s.io/kubernetes/cmd/kubectl
 
 # kwok's binary has no built-in stages (kwokctl writes them into its config): keep the upstream "fast"
 # node and pod stages of the pinned module next to the binary.

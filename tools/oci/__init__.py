@@ -74,12 +74,18 @@ def _run(cmd: Sequence[str], what: str, env: Mapping[str, str] | None = None, lo
 
 
 def debian_rootfs(
-    store: Path, name: str, packages: Iterable[str] = (), suite: str = "bookworm", variant: str = "minbase"
+    store: Path,
+    name: str,
+    packages: Iterable[str] = (),
+    hooks: Sequence[str] = (),
+    suite: str = "bookworm",
+    variant: str = "minbase",
 ) -> Path:
-    """A Debian root file system as a tar under store/rootfs, made once per input (mmdebstrap, root mode)."""
+    """A Debian root file system as a tar under store/rootfs, made once per input (mmdebstrap, root mode);
+    `hooks` are shell commands run at the end with the root folder as $1."""
     pkgs = sorted(packages)
     sources = [s.format(suite=suite) for s in DEBIAN_SOURCES]
-    out = store / "rootfs" / f"{name}-{digest(suite, variant, pkgs, sources)}.tar"
+    out = store / "rootfs" / f"{name}-{digest(suite, variant, pkgs, sources, list(hooks))}.tar"
     if out.exists():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -90,6 +96,7 @@ def debian_rootfs(
     if pkgs:
         cmd.append("--include=" + ",".join(pkgs))
     # Leave apt's lists out (as the official images do); the image's own `apt-get update` fetches them.
+    cmd += [f"--customize-hook={hook}" for hook in hooks]
     cmd += ["--customize-hook=rm -rf $1/var/lib/apt/lists/*", suite, str(part), *sources]
     _run(cmd, f"mmdebstrap {name}")
     part.rename(out)
@@ -341,7 +348,6 @@ def run_image(
                 "env": list(config.get("Env") or []) + [f"{k}={v}" for k, v in (env or {}).items()],
                 "cwd": config.get("WorkingDir") or "/",
                 "capabilities": {k: [] for k in ("bounding", "effective", "inheritable", "permitted", "ambient")},
-                "rlimits": [{"type": "RLIMIT_NOFILE", "hard": 65536, "soft": 65536}],
                 "noNewPrivileges": True,
             },
             "root": {"path": rootfs, "readonly": True},

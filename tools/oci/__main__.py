@@ -8,7 +8,7 @@ import time
 
 from tools.oci import OCIError, Store, images
 
-BUILDERS = {"waf": images.waf_image}
+BUILDERS = {"waf": images.waf_image, "polycrate": images.polycrate_image}
 
 
 def main(argv: list[str] | None = None) -> int:

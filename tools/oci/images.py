@@ -139,3 +139,119 @@ def waf_image(store: Store, ref: str = WAF_REF) -> str:
             bases=(go_image, runtime_image),
             log=store.path / "logs" / "waf-build.log",
         )
+
+
+# ---- Polycrate's container image (issue 17): a stand-in built from the release's own Dockerfile.goreleaser.
+
+POLYCRATE_VERSION = "0.23.3"
+# Polycrate runs `<workspace.config.image.reference>:<version>`; the default reference is this one.
+POLYCRATE_REF = f"cargo.ayedo.cloud/library/polycrate:{POLYCRATE_VERSION}"
+PYTHON_IMAGE = "python:3.11-slim"
+# What Dockerfile.goreleaser takes from outside the package registries and the Go module proxy, and so the
+# stand-in leaves out (none of it is used by the block).
+LEFT_OUT = (
+    "the docker CLI (copied from docker:dind)",
+    "velero, argocd, yq and the cilium CLI (GitHub release downloads)",
+    "the helm-diff plugin (helm plugin install from GitHub)",
+    "ansible-galaxy installs: community.general, community.docker, netbox.netbox (the ansible package bundles "
+    "them) and the roles geerlingguy.docker and geerlingguy.ntp",
+)
+
+
+def python_slim_stand_in(store: Store, ref: str = PYTHON_IMAGE) -> str:
+    """python:3.11-slim: Debian bookworm's Python 3.11 with pip where the official image has its own
+    (/usr/local/bin/python, pip installing system-wide as root)."""
+    rootfs = debian_rootfs(
+        store.path,
+        "python-3.11-slim",
+        ["ca-certificates", "netbase", "tzdata", "python3", "python3-pip", "python3-venv"],
+        hooks=[
+            # The official image's Python is not Debian's, so pip may install into it (no PEP 668 marker).
+            "rm -f $1/usr/lib/python3.11/EXTERNALLY-MANAGED",
+            "ln -sf /usr/bin/python3 $1/usr/local/bin/python3 && ln -sf python3 $1/usr/local/bin/python",
+        ],
+    )
+    env = {"PATH": PATH, "LANG": "C.UTF-8", "PYTHON_VERSION": "3.11"}
+    return store.stand_in(ref, ImageConfig(env=env, cmd=("python3",)), rootfs)
+
+
+def dockerfile_instructions(text: str) -> list[str]:
+    """A Dockerfile's instructions, each with its continuation lines; comments and blank lines dropped."""
+    instructions: list[str] = []
+    current: list[str] = []
+    for line in text.splitlines():
+        if not current and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        current.append(line)
+        if not line.rstrip().endswith("\\"):
+            instructions.append("\n".join(current))
+            current = []
+    if current:
+        instructions.append("\n".join(current))
+    return instructions
+
+
+def polycrate_containerfile(original: str) -> str:
+    """Dockerfile.goreleaser with what cannot be had here taken out (LEFT_OUT): the download step becomes a
+    COPY of helm and kubectl built from Go modules; everything else is kept as written."""
+    kept: list[str] = []
+    changed = {"dind": 0, "downloads": 0, "galaxy": 0}
+    for ins in dockerfile_instructions(original):
+        if ins.startswith("FROM docker:dind") or ins.startswith("COPY --from=docker"):
+            changed["dind"] += 1
+        elif ins.startswith("RUN") and "wget" in ins and "helm" in ins:
+            changed["downloads"] += 1
+            kept.append("COPY image-bin/kubectl image-bin/helm /usr/local/bin/")
+        elif ins.startswith("RUN") and "ansible-galaxy" in ins:
+            changed["galaxy"] += 1
+        else:
+            kept.append(ins)
+    if changed != {"dind": 2, "downloads": 1, "galaxy": 1}:
+        raise OCIError(f"Dockerfile.goreleaser is not the one this stand-in was made for: {changed}")
+    return "\n".join(kept) + "\n"
+
+
+def polycrate_image(store: Store, ref: str = POLYCRATE_REF) -> str:
+    """A stand-in of Polycrate v0.23.3's image: its Dockerfile.goreleaser (see polycrate_containerfile) on a
+    python:3.11-slim stand-in, the packages of ../shared/polycrate/image-python-requirements.lock (what its
+    unpinned python-requirements.txt resolved to at the release), helm 3.17.0 and kubectl 1.32.1 built from
+    Go modules (tools/go, `make tools`), the archive's hack/ and the polycrate binary of `make tools`."""
+    archive = shared_dir() / "polycrate" / f"polycrate-v{POLYCRATE_VERSION}.tar.gz"
+    tools = ROOT / ".tools"
+    binaries = {
+        "polycrate": tools / "bin" / "polycrate",
+        "image-bin/helm": tools / "image-bin" / "helm",
+        "image-bin/kubectl": tools / "image-bin" / "kubectl",
+    }
+    missing = [str(p) for p in binaries.values() if not p.exists()]
+    if missing:
+        raise OCIError(f"missing {', '.join(missing)}: run `make tools`")
+    context = store.path / "contexts" / "polycrate"
+    if context.exists():
+        subprocess.run(["rm", "-rf", str(context)], check=True)
+    context.mkdir(parents=True)
+    prefix = f"polycrate-{POLYCRATE_VERSION}/"
+    with tarfile.open(archive) as tar:
+        members = [m for m in tar.getmembers() if m.name.startswith(prefix + "hack/")]
+        members += [tar.getmember(prefix + n) for n in ("Dockerfile.goreleaser", "ansible-requirements.yml")]
+        tar.extractall(context, members=members, filter="data")
+    source = context / prefix
+    for item in source.iterdir():
+        item.rename(context / item.name)
+    source.rmdir()
+    original = (context / "Dockerfile.goreleaser").read_text(encoding="utf-8")
+    (context / "Dockerfile").write_text(polycrate_containerfile(original), encoding="utf-8")
+    lock = shared_dir() / "polycrate" / "image-python-requirements.lock"
+    (context / "python-requirements.txt").write_bytes(lock.read_bytes())
+    for name, path in binaries.items():
+        (context / name).parent.mkdir(parents=True, exist_ok=True)
+        (context / name).write_bytes(path.read_bytes())
+        (context / name).chmod(0o755)
+    python_slim_stand_in(store)
+    return store.build(
+        ref,
+        context,
+        build_args={"TARGETOS": "linux", "TARGETARCH": "amd64", "TARGETPLATFORM": "linux/amd64"},
+        bases=(PYTHON_IMAGE,),
+        log=store.path / "logs" / "polycrate-build.log",
+    )
