@@ -77,6 +77,7 @@ def debian_rootfs(
     store: Path,
     name: str,
     packages: Iterable[str] = (),
+    *,
     hooks: Sequence[str] = (),
     suite: str = "bookworm",
     variant: str = "minbase",
@@ -413,3 +414,71 @@ def wait_for(check: Any, what: str, running: Running | None = None, timeout: flo
         time.sleep(0.2)
     output = running.output() if running is not None else ""
     raise OCIError(f"timed out waiting for {what} (last error: {last!r})\n{output}")
+
+
+@dataclass
+class Dockerd:
+    """A dockerd started by `dockerd()`: its DOCKER_HOST and a `docker` CLI call against it."""
+
+    host: str
+    log: Path
+
+    def docker(self, *args: str, what: str = "docker") -> str:
+        return _run(["docker", "--host", self.host, *args], what, env={**os.environ, "DOCKER_HOST": self.host})
+
+    def load(self, archive: Path, ref: str) -> None:
+        """`docker load` of a docker-archive tar unless `ref` is already there with the same id."""
+        with contextlib.suppress(OCIError):
+            self.docker("image", "inspect", ref)
+            return
+        self.docker("load", "--input", str(archive), what=f"docker load {archive.name}")
+
+
+@contextlib.contextmanager
+def dockerd(store: Store, timeout: float = 60) -> Iterator[Dockerd]:
+    """Debian's dockerd (20.10) on a socket of its own, in a private mount namespace, with no networking of
+    its own (no bridge, iptables, masquerading or forwarding: containers use --network host), its data root
+    under the store (loaded images are kept) and a fresh exec root. Its containers' cgroups go under a
+    parent of their own, removed afterwards."""
+    data = store.path / "docker"
+    data.mkdir(parents=True, exist_ok=True)
+    # Unix socket paths are short (108 bytes): the exec root and socket live in a short temp folder.
+    run = Path(tempfile.mkdtemp(prefix="dkd-", dir="/tmp"))
+    parent = f"oci-{run.name}"
+    host = f"unix://{run}/docker.sock"
+    log = store.path / "logs" / "dockerd.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    cmd = ["unshare", "--mount", "--propagation", "private", "dockerd", "--host", host, "--data-root", str(data)]
+    cmd += ["--exec-root", str(run / "exec"), "--pidfile", str(run / "docker.pid"), "--cgroup-parent", parent]
+    cmd += ["--bridge=none", "--iptables=false", "--ip6tables=false", "--ip-masq=false", "--ip-forward=false"]
+    cmd += ["--storage-driver=overlay2"]
+    with log.open("wb") as out:
+        process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    daemon = Dockerd(host, log)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                raise OCIError(f"dockerd exited ({process.returncode}):\n{log.read_text(errors='replace')[-3000:]}")
+            try:
+                daemon.docker("version")
+                break
+            except OCIError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        yield daemon
+    finally:
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+        for folder in Path("/sys/fs/cgroup").glob(f"*/{parent}"):
+            with contextlib.suppress(OSError):
+                for child in sorted(folder.rglob("*"), reverse=True):
+                    if child.is_dir():
+                        child.rmdir()
+                folder.rmdir()
+        shutil.rmtree(run, ignore_errors=True)
