@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_action import BlockAction, config_failure
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_action import (
+    BlockAction,
+    config_failure,
+    lowercased_key_warnings,
+)
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import config
 
 
@@ -14,4 +18,4 @@ class ActionModule(BlockAction):
             loaded = config.load(block)
         except config.ConfigError as exc:
             return config_failure(exc, "nothing was changed")
-        return {"changed": False, "warnings": list(loaded.warnings)}
+        return {"changed": False, "warnings": [*loaded.warnings, *lowercased_key_warnings(block)]}
