@@ -135,7 +135,7 @@ cluster-suite:
 	$(MAKE) --no-print-directory cluster-test
 	$(MAKE) --no-print-directory molecule
 
-# Regenerate what is derived from schema.json and examples/*/config.yml (tests fail when it drifts).
+# Regenerate what is derived from config.schema.json and examples/*/config.yml (tests fail when it drifts).
 docs: $(STAMP)
 	$(BIN)/python tools/sync_docs.py
 

@@ -66,3 +66,6 @@ if [[ ! -d $share || $(cat "$stamps/kwok") != "$(cat "$share/.stamp" 2>/dev/null
   done
   cp "$stamps/kwok" "$share/.stamp"
 fi
+
+# ---- Polycrate: the published CLI v0.23.3, unmodified, from ../shared/polycrate (its own script and stamp).
+"$here/build-polycrate.sh" "$dest"

@@ -6,7 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_action import BlockAction, config_failure
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_action import (
+    BlockAction,
+    config_failure,
+    lowercased_key_warnings,
+)
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import (
     artifacts,
     builder,
@@ -49,7 +53,7 @@ class ActionModule(BlockAction):
             "dest": str(folder),
             "written": outcome.written,
             "removed": outcome.removed,
-            "warnings": list(plan.warnings),
+            "warnings": [*plan.warnings, *lowercased_key_warnings(block)],
         }
         if self._task.diff and outcome.diffs:
             result["diff"] = outcome.diffs

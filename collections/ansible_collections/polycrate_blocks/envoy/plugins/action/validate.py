@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_action import BlockAction, config_failure
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_action import (
+    BlockAction,
+    config_failure,
+    lowercased_key_warnings,
+)
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import config
 
 
@@ -16,8 +20,12 @@ class ActionModule(BlockAction):
             loaded = config.load(block)
         except config.ConfigError as exc:
             return config_failure(exc, "nothing was changed")
+<<<<<<< HEAD
         # A config that renders may still not run: install and plan (apply) refuse what cannot start.
         unpublished = config.unpublished_waf_image(loaded.values)
         if unpublished is not None and self._task.args.get("apply"):
             return config_failure(config.ConfigError([unpublished]), "nothing was applied")
         return {"changed": False, "warnings": list(loaded.warnings)}
+=======
+        return {"changed": False, "warnings": [*loaded.warnings, *lowercased_key_warnings(block)]}
+>>>>>>> h-polycrate

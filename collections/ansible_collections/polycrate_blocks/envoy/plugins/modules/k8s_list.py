@@ -10,6 +10,8 @@ description:
     discovery and the client are set up once instead of once per kind.
   - Each result carries the query as C(item), like a loop of C(k8s_info) would, so filters written for such a
     loop read it unchanged.
+  - When the API server cannot be reached or refuses the credentials, fails with one message naming the cause
+    (refused, timed out, TLS, unauthorized, ...), the server and the kubeconfig (its action plugin words it).
   - Takes the connection options of kubernetes.core (O(kubeconfig), O(context), ...); set them for the whole
     play with C(module_defaults) C(group/polycrate_blocks.envoy.k8s).
 version_added: "0.6.0"
@@ -168,11 +170,25 @@ def _release(secrets: list[dict[str, Any]]) -> dict[str, Any] | None:
     }
 
 
+def _error_text(exc: BaseException) -> str:
+    """The exception and its causes in one line each: the client wraps urllib3's and ssl's errors."""
+    texts: list[str] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(texts) < 5:
+        texts.append(f"{type(seen).__name__}: {seen}")
+        seen = seen.__cause__ or seen.__context__
+    return " <- ".join(texts)
+
+
 def main() -> None:
     module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec(), supports_check_mode=True)
     results: list[dict[str, Any]] = []
+    server = ""
+    failure = ""
     try:
-        svc = K8sService(get_api_client(module), module)
+        client = get_api_client(module)
+        server = str(getattr(client.configuration, "host", "") or "")
+        svc = K8sService(client, module)
         for query in module.params["queries"]:
             condition = query.get("wait_condition")
             selectors = query.get("label_selectors") or module.params["label_selectors"]
@@ -208,8 +224,12 @@ def main() -> None:
                 continue
             resources = [_metadata(obj) if metadata_only else _without_managed_fields(obj) for obj in resources]
             results.append({"item": query, "api_found": found["api_found"], "resources": resources})
-    except CoreException as exc:
-        module.fail_from_exception(exc)
+    # Whatever the client raises (urllib3, ssl, ApiException, a bad kubeconfig): the action plugin turns it into
+    # one message naming the cause. Failed outside the handler, so no traceback rides along.
+    except Exception as exc:  # noqa: BLE001
+        failure = _error_text(exc)
+    if failure:
+        module.fail_json(msg=failure, api_error=True, server=server, results=results)
     module.exit_json(changed=False, results=results)
 
 

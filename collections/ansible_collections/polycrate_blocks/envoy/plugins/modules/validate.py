@@ -6,7 +6,7 @@ DOCUMENTATION = r"""
 module: validate
 short_description: Validate the envoy block config
 description:
-  - Checks C(block.config) against schema.json, the value grammars and the cross-field rules, with Polycrate's
+  - Checks C(block.config) against config.schema.json, the value grammars and the cross-field rules, with Polycrate's
     merge already applied.
   - On a bad config the task fails once, cleanly; C(problems) lists every problem with its config path and fix.
   - Config warnings are shown as Ansible warnings.

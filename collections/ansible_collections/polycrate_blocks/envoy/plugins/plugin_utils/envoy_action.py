@@ -4,11 +4,14 @@ Ansible shows once and cleanly (a result with `failed`, never an exception trace
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+import yaml
 from ansible.plugins.action import ActionBase
-from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import config
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import config, polycrate
 
 
 class BlockAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
@@ -48,3 +51,16 @@ def config_failure(error: config.ConfigError, consequence: str) -> dict[str, Any
         "msg": f"{error.summary}, each with its config path and fix under `problems`; {consequence}",
         "problems": "".join(f"{problem}\n" for problem in error.problems),
     }
+
+
+def lowercased_key_warnings(block: Mapping[str, Any]) -> list[str]:
+    """Under Polycrate (POLYCRATE_WORKSPACE is set): the config keys workspace.poly spells with capitals, which
+    reach the block lower-cased. The snapshot cannot show them, so workspace.poly is read."""
+    workspace = os.environ.get("POLYCRATE_WORKSPACE")
+    if not workspace:
+        return []
+    try:
+        doc = yaml.safe_load((Path(workspace) / "workspace.poly").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return []  # another file name, or unreadable: Polycrate itself reports a broken workspace
+    return polycrate.lowercased_keys(doc, str(block.get("name") or "")) if isinstance(doc, dict) else []

@@ -49,3 +49,29 @@ def snapshot(
     if kubeconfig_path:
         block["kubeconfig"] = {"path": kubeconfig_path}
     return {"block": block, "workspace": {"name": "local"}, "action": {"name": ""}}
+
+
+def lowercased_keys(workspace_poly: Mapping[str, Any], block_name: str) -> list[str]:
+    """Warnings for the config keys with capitals that workspace.poly sets for the block: Polycrate (viper)
+    lower-cases every key of the snapshot it hands to the block, at every depth, so an annotation such as
+    example.com/MixedCase reaches the cluster as example.com/mixedcase. The block only sees the snapshot, so it
+    reads workspace.poly to say so."""
+    found: list[str] = []
+
+    def walk(node: Any, path: str) -> None:
+        if not isinstance(node, Mapping):
+            return
+        for key, value in node.items():
+            key_path = f"{path}.{key}"
+            if isinstance(key, str) and key != key.lower():
+                found.append(
+                    f"{key_path}: Polycrate lower-cases every config key, so the block receives {key.lower()!r}, not "
+                    f"{key!r}. Kubernetes keys are case-sensitive: use the lower-case key if what reads it accepts "
+                    "that, or set it outside the block (README: Running under Polycrate)."
+                )
+            walk(value, key_path)
+
+    for entry in workspace_poly.get("blocks") or []:
+        if isinstance(entry, Mapping) and entry.get("name") == block_name:
+            walk(entry.get("config"), "config")
+    return found
