@@ -22,7 +22,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # Progress shows as it happens, also when the output goes to a pipe or a log.
 export PYTHONUNBUFFERED := 1
 
-.PHONY: images image-test setup tools render bench-render test lint unit translator-gate cluster-test cluster-suite waf-test traffic-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
+.PHONY: images image-test container-mode-test setup tools render bench-render test lint unit translator-gate cluster-test cluster-suite waf-test traffic-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -57,39 +57,25 @@ $(BUILDAH):
 
 setup: $(STAMP) $(WAF_STAMP) tools $(REGISTRY) $(CURL) $(BUILDAH)
 
-# The envoy-waf image from waf/Dockerfile, on stand-ins of its base images (needs network: Debian, the Go
-# module proxy). Stored in .oci/ (or $$OCI_ROOT); rebuilt only when waf/ or a base's inputs change.
-images: $(STAMP) $(BUILDAH)
-	$(BIN)/python -m tools.oci waf
+# The images the tests run (tools/oci; needs network: Debian, the Go module proxy, PyPI): the envoy-waf image
+# from waf/Dockerfile, and a stand-in of Polycrate v0.23.3's image from its Dockerfile.goreleaser (polycrate,
+# helm 3.17.0 and kubectl 1.32.1 from `make tools`). Stored in .oci/ (or $$OCI_ROOT), on stand-ins of their
+# base images; each is rebuilt only when its inputs change. `make test` builds them before its parallel part.
+images: $(STAMP) $(BUILDAH) tools
+	$(BIN)/python -m tools.oci waf polycrate
 
-# The built image run for real with crun behind Envoy Gateway's generated config, in its own network namespace.
+# The built WAF image run for real with crun behind Envoy Gateway's generated config, in its own network namespace.
 image-test: images $(WAF_STAMP) tools $(CURL)
 	unshare -n $(BIN)/python -m tests.traffic.netns $(BIN)/pytest tests/images
 
-# Render block.config (block.poly defaults, merged with CONFIG like Polycrate does) into $(ARTIFACTS)/.
-# The snapshot can hold chart credentials, so it lives in a private temp file, never in artifacts.
-render: $(STAMP)
-	@snap=$$(mktemp) && trap 'rm -f $$snap' EXIT && \
-	  $(BIN)/python tools/snapshot.py $(if $(CONFIG),--override $(CONFIG)) --artifacts $(ARTIFACTS) -o $$snap && \
-	  $(BIN)/ansible-playbook -e @$$snap playbooks/render.yml
-	@echo "Rendered into $(ARTIFACTS)/ (manifests/, helm/, plan.yaml)"
-
-# Render time of examples/waf (target 3x) and a no-change re-install on the local control plane (target 5x),
-# each next to an empty playbook run, as ratios. A report, not a gate.
-bench-render: $(STAMP) tools
-	$(BIN)/python tools/bench_render.py
-
-lint: $(STAMP) $(WAF_STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	$(BIN)/mypy
-	$(BIN)/mypy --config-file mypy-plugins.ini
-	cd waf && $(WAF_BIN)/mypy
-	$(BIN)/yamllint --strict .
-	$(BIN)/ansible-lint --offline --profile production
+# The block's life cycle through Polycrate in container mode (its default): dockerd 20.10 started by the test,
+# the stand-in image, the local control plane; in a network namespace of its own (fixed controller ports).
+container-mode-test: images tools $(REGISTRY)
+	unshare -n $(BIN)/python -m tests.traffic.netns $(BIN)/pytest tests/polycrate/test_container_mode.py
 
 unit: $(STAMP) tools
-	$(BIN)/pytest -n 2 --ignore=tests/cluster --ignore=tests/traffic --ignore=tests/images
+	$(BIN)/pytest -n 2 --ignore=tests/cluster --ignore=tests/traffic --ignore=tests/images \
+	  --ignore=tests/polycrate/test_container_mode.py
 
 # Only the translator gate (tests/translator, also part of `unit`): Envoy Gateway's own translator (egctl) over
 # the default config, every example and the coverage configs.
@@ -124,7 +110,7 @@ traffic-test: $(STAMP) $(WAF_STAMP) tools
 # The cluster scenarios mostly wait on the API server and the controller (one core), so the WAF and traffic
 # tests run beside them (the traffic tests in their own network namespace), their output shown when all are
 # done; molecule needs the controller's fixed host ports and so follows the cluster tests.
-test: lint unit
+test: lint unit images
 	@log=$$(mktemp) && trap 'rm -f $$log' EXIT && \
 	  { $(MAKE) --no-print-directory -k waf-test traffic-test image-test >$$log 2>&1 & } && side=$$! && \
 	  $(MAKE) --no-print-directory cluster-suite; suite=$$?; \
@@ -134,6 +120,7 @@ test: lint unit
 cluster-suite:
 	$(MAKE) --no-print-directory cluster-test
 	$(MAKE) --no-print-directory molecule
+	$(MAKE) --no-print-directory container-mode-test
 
 # Regenerate what is derived from config.schema.json and examples/*/config.yml (tests fail when it drifts).
 docs: $(STAMP)

@@ -1,0 +1,75 @@
+"""The block's life cycle through the real Polycrate CLI v0.23.3 in container mode, Polycrate's default and what
+most users run: `polycrate run envoy ...` without --local starts every action in Polycrate's image with
+`docker run --network host -v <workspace>:/workspace --workdir /workspace/blocks/envoy`.
+
+The engine is Debian's dockerd 20.10, started here on a socket of its own (tools/oci.dockerd); the image is a
+stand-in of Polycrate's, built by `make images` from the release's Dockerfile.goreleaser (tools/oci/images.py:
+what it leaves out, and why) and loaded under the tag Polycrate runs (cargo.ayedo.cloud/library/polycrate:
+0.23.3). Polycrate pulls through the Docker SDK at API 1.47, which dockerd 20.10 refuses, so it runs with
+--pull=false. The local control plane's API server and the chart registry are reached from the container
+through the host network; the kubeconfig goes in with its certificates inlined (the harness's names files
+outside the workspace) and the registry's CA through SSL_CERT_FILE, passed with Polycrate's --env.
+
+Guards: in the image's Python (jsonschema 3.2, kubernetes 17, PyYAML 5.3) and with its helm 3.17.0, render,
+plan, install, install again (changed=0), status and uninstall --force all pass, the artifacts land in the
+block's artifacts folder (root-owned: Polycrate's container runs as root), and the summary shows the
+Gateway's address. Mutation check (done once): a `playbook:` action in block.poly (instead of the script
+action) turned it red at render.
+"""
+
+from __future__ import annotations
+
+import base64
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.cluster.conftest import Kube, cluster, kube, registry  # noqa: F401  # the local control plane
+from tests.polycrate.workspace import NS, POLYCRATE, Workspace, create, environment, lifecycle
+from tools.oci import Dockerd, Store, dockerd, images
+
+pytestmark = pytest.mark.playbook
+
+
+@pytest.fixture(scope="module")
+def docker() -> Iterator[Dockerd]:
+    store = Store(offline=True)
+    images.polycrate_image(store)
+    archive = store.archive(images.POLYCRATE_REF)
+    with dockerd(store) as daemon:
+        daemon.load(archive, images.POLYCRATE_REF)
+        yield daemon
+
+
+def inline_kubeconfig(source: Path, dest: Path) -> Path:
+    """`source` with every certificate and key file it names inlined (*-data), so it works in a container."""
+    config = yaml.safe_load(source.read_text(encoding="utf-8"))
+    for section, keys in (("clusters", ("certificate-authority",)), ("users", ("client-certificate", "client-key"))):
+        for entry in config.get(section, []):
+            body = entry.get(section.rstrip("s"), {})
+            for key in keys:
+                if key in body:
+                    body[f"{key}-data"] = base64.b64encode(Path(body.pop(key)).read_bytes()).decode()
+    dest.write_text(yaml.safe_dump(config), encoding="utf-8")
+    dest.chmod(0o600)
+    return dest
+
+
+def test_lifecycle_in_container_mode(docker: Dockerd, kube: Kube, tmp_path: Path) -> None:  # noqa: F811
+    cfg = kube.config(
+        default_gateway={"enabled": True},
+        service={"loadbalancer_ip": "203.0.113.78", "loadbalancer_provider": "metallb"},
+    )
+    kubeconfig = inline_kubeconfig(kube.cluster.kubeconfig, tmp_path / "kubeconfig.yml")
+    path = create(tmp_path / "ws", cfg, kubeconfig)
+    (path / "ca-bundle.crt").write_bytes(kube.registry.ca_bundle.read_bytes())
+    env = environment(tmp_path / "home", Path("/usr/local/bin"), {"DOCKER_HOST": docker.host})
+    command = [str(POLYCRATE), "--pull=false", "--env", "SSL_CERT_FILE=/workspace/ca-bundle.crt"]
+    # Nothing on this PATH runs a playbook: every action that passes ran in the image.
+    assert shutil.which("ansible-playbook", path=env["PATH"]) is None
+    ws = Workspace(path, env, command=command)
+    lifecycle(ws, f"Gateway {NS}/eg-shared: 203.0.113.78")
+    assert kube.get(f"/api/v1/namespaces/{NS}") is None, "uninstall removes the namespace it created"
