@@ -20,12 +20,8 @@ class ActionModule(BlockAction):
             loaded = config.load(block)
         except config.ConfigError as exc:
             return config_failure(exc, "nothing was changed")
-<<<<<<< HEAD
         # A config that renders may still not run: install and plan (apply) refuse what cannot start.
         unpublished = config.unpublished_waf_image(loaded.values)
         if unpublished is not None and self._task.args.get("apply"):
             return config_failure(config.ConfigError([unpublished]), "nothing was applied")
-        return {"changed": False, "warnings": list(loaded.warnings)}
-=======
         return {"changed": False, "warnings": [*loaded.warnings, *lowercased_key_warnings(block)]}
->>>>>>> h-polycrate
