@@ -16,6 +16,7 @@ digest of its inputs is unchanged (a stamp beside it).
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import hashlib
 import json
 import os
@@ -27,7 +28,7 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,7 +51,10 @@ def digest(*parts: object) -> str:
     """A short digest of the inputs (strings, bytes, paths: a file's bytes, a folder's files and names)."""
     h = hashlib.sha256()
     for part in parts:
-        if isinstance(part, Path):
+        if isinstance(part, list) and part and isinstance(part[0], tuple) and isinstance(part[0][1], Path):
+            for name, path in part:
+                h.update(name.encode() + b"\0" + path.read_bytes() + b"\1")
+        elif isinstance(part, Path):
             for path in sorted([part] if part.is_file() else (p for p in part.rglob("*") if p.is_file())):
                 if "__pycache__" in path.parts:
                     continue
@@ -60,6 +64,23 @@ def digest(*parts: object) -> str:
             h.update(part if isinstance(part, bytes) else repr(part).encode())
         h.update(b"\1")
     return h.hexdigest()[:16]
+
+
+def context_files(context: Path) -> list[Path]:
+    """The files of a build context the builder sends: all but those its .dockerignore names (plain names and
+    globs, matched against the path and each folder above it; no `!` exceptions)."""
+    ignore = context / ".dockerignore"
+    patterns = [
+        line.strip().removeprefix("**/").rstrip("/")
+        for line in (ignore.read_text(encoding="utf-8").splitlines() if ignore.exists() else [])
+        if line.strip() and not line.startswith("#")
+    ]
+
+    def ignored(rel: PurePosixPath) -> bool:
+        prefixes = [PurePosixPath(*rel.parts[: i + 1]) for i in range(len(rel.parts))]
+        return any(fnmatch.fnmatch(str(p), pat) or fnmatch.fnmatch(p.name, pat) for p in prefixes for pat in patterns)
+
+    return [p for p in sorted(context.rglob("*")) if p.is_file() and not ignored(PurePosixPath(p.relative_to(context)))]
 
 
 def _run(cmd: Sequence[str], what: str, env: Mapping[str, str] | None = None, log: IO[str] | None = None) -> str:
@@ -207,7 +228,8 @@ class Store:
         dockerfile = dockerfile or context / "Dockerfile"
         args = dict(build_args or {})
         pinned = sorted((k, v) for k, v in args.items() if k not in volatile_args)
-        key = digest(ref, context, dockerfile, pinned, [self.image_id(b) for b in bases])
+        files = [(str(f.relative_to(context)), f) for f in context_files(context)]
+        key = digest(ref, files, dockerfile, pinned, [self.image_id(b) for b in bases])
         if self.fresh(ref, key):
             return str(self.image_id(ref))
         self._need_build(ref)

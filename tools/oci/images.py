@@ -58,24 +58,24 @@ def golang_stand_in(store: Store, ref: str) -> str:
     return store.stand_in(ref, ImageConfig(env=env, workdir="/go", cmd=("bash",)), rootfs, {"/usr/local/go": goroot})
 
 
-def distroless_static_stand_in(store: Store, ref: str) -> str:
-    """gcr.io/distroless/static-debian12:nonroot, distroless-like: no shell, no libc, no package manager;
-    passwd/group with root and nonroot (65532), CA certificates, /tmp; runs as 65532."""
-    tree = store.path / "trees" / "distroless-static"
-    files = {
-        "etc/passwd": "root:x:0:0:root:/root:/sbin/nologin\n"
-        "nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n",
-        "etc/group": "root:x:0:\nnonroot:x:65532:\n",
-        "etc/nsswitch.conf": "hosts: files dns\n",
-        "etc/ssl/certs/ca-certificates.crt": HOST_CA.read_text(encoding="utf-8"),
-    }
-    for name, text in files.items():
-        (tree / name).parent.mkdir(parents=True, exist_ok=True)
-        (tree / name).write_text(text, encoding="utf-8")
-    for folder in ("tmp", "home/nonroot", "root"):
-        (tree / folder).mkdir(parents=True, exist_ok=True)
-    config = ImageConfig(env={"PATH": PATH, "SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt"}, user="65532")
-    return store.stand_in(ref, ImageConfig(**{**config.__dict__, "workdir": "/home/nonroot"}), None, {"/": tree})
+def distroless_cc_stand_in(store: Store, ref: str) -> str:
+    """gcr.io/distroless/cc-debian12:nonroot, made the way distroless is: Debian packages extracted, not
+    installed (glibc, libgcc, libstdc++, libssl, CA certificates, tzdata, netbase), passwd/group with root and
+    nonroot (65532), no shell or package manager to run; the image runs as 65532."""
+    passwd = "root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n"
+    rootfs = debian_rootfs(
+        store.path,
+        "distroless-cc",
+        ["base-files", "netbase", "tzdata", "libc6", "libgcc-s1", "libstdc++6", "libssl3", "ca-certificates"],
+        hooks=[
+            f"printf '{passwd}' > $1/etc/passwd && printf 'root:x:0:\\nnonroot:x:65532:\\n' > $1/etc/group",
+            f"mkdir -p $1/etc/ssl/certs && cat {HOST_CA} > $1/etc/ssl/certs/ca-certificates.crt",
+            "mkdir -p -m 1777 $1/tmp && mkdir -p $1/home/nonroot $1/root",
+        ],
+        variant="extract",
+    )
+    env = {"PATH": PATH, "SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt"}
+    return store.stand_in(ref, ImageConfig(env=env, user="65532", workdir="/home/nonroot"), rootfs)
 
 
 def crs_tarball(store: Store) -> Path:
@@ -119,7 +119,7 @@ def waf_image(store: Store, ref: str = WAF_REF) -> str:
     go_image = dockerfile_arg(dockerfile, "GO_IMAGE")
     runtime_image = dockerfile_arg(dockerfile, "RUNTIME_IMAGE")
     golang_stand_in(store, go_image)
-    distroless_static_stand_in(store, runtime_image)
+    distroless_cc_stand_in(store, runtime_image)
     cache = store.path / "cache"
     for sub in ("go-mod", "go-build"):
         (cache / sub).mkdir(parents=True, exist_ok=True)
