@@ -51,7 +51,9 @@ def golang_stand_in(store: Store, ref: str) -> str:
     if version != wanted:
         raise OCIError(f"{ref}: the host's Go is {version}; a stand-in for golang {wanted} needs that version")
     rootfs = debian_rootfs(
-        store.path, "golang-bookworm", ["ca-certificates", "curl", "git", "gcc", "libc6-dev", "make", "pkg-config"]
+        store.path,
+        "golang-bookworm",
+        ["ca-certificates", "curl", "g++", "gcc", "git", "libc6-dev", "make", "pkg-config"],
     )
     env = {"PATH": f"/go/bin:/usr/local/go/bin:{PATH}", "GOLANG_VERSION": version, "GOPATH": "/go"}
     env["GOTOOLCHAIN"] = "local"
