@@ -233,7 +233,8 @@ class Store:
         if self.fresh(ref, key):
             return str(self.image_id(ref))
         self._need_build(ref)
-        cmd = ["bud", "--isolation", "chroot", "--pull=never", "--layers=false", "-t", ref, "-f", str(dockerfile)]
+        cmd = ["bud", "--isolation", "chroot", "--pull=never", "--layers=false", "--force-rm", "-t", ref]
+        cmd += ["-f", str(dockerfile)]
         cmd += [f"--build-arg={k}={v}" for k, v in args.items()]
         cmd += [f"--volume={v}" for v in volumes]
         if log is None:
