@@ -13,6 +13,11 @@ PKG := collections/ansible_collections/polycrate_blocks/envoy/plugins/plugin_uti
 WAF_VENV := .venv-waf
 WAF_BIN := $(CURDIR)/$(WAF_VENV)/bin
 WAF_STAMP := $(WAF_VENV)/.installed-$(shell sha256sum waf/requirements.txt | cut -c1-12)
+# The WAF service: a Go binary (waf/go.mod), rebuilt only when its sources or pins change. RE2 through cgo
+# (Debian's libre2-dev): the numbers chose it (waf/BUILD.md).
+WAF_BINARY := waf/bin/envoy-waf
+WAF_GO := waf/go.mod waf/go.sum $(shell find waf/cmd waf/internal -name '*.go' 2>/dev/null)
+LIBRE2 := /usr/include/re2/re2.h
 # Binaries built from pinned Go modules (tools/build-go.sh): helm v3, etcd, Kubernetes, kwok, Envoy Gateway.
 TOOLS := $(CURDIR)/.tools/bin
 export PATH := $(BIN):$(TOOLS):$(PATH)
@@ -22,7 +27,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # Progress shows as it happens, also when the output goes to a pipe or a log.
 export PYTHONUNBUFFERED := 1
 
-.PHONY: images image-test container-mode-test setup tools render bench-render test lint unit translator-gate cluster-test cluster-suite waf-test traffic-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
+.PHONY: images image-test container-mode-test setup tools render bench-render test lint unit translator-gate cluster-test cluster-suite waf-build waf-test traffic-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +49,14 @@ REGISTRY := /usr/bin/docker-registry
 $(REGISTRY):
 	apt-get install -y -q docker-registry >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q docker-registry >/dev/null; }
 
+$(LIBRE2):
+	apt-get install -y -q libre2-dev pkg-config >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q libre2-dev pkg-config >/dev/null; }
+
+$(WAF_BINARY): $(WAF_GO) | $(LIBRE2)
+	cd waf && CGO_ENABLED=1 go build -trimpath -tags re2_cgo -o bin/envoy-waf ./cmd/envoy-waf
+
+waf-build: $(WAF_BINARY)
+
 # curl with HTTP/2 (Debian's package) drives the WAF's body-buffer tests over h2c.
 CURL := /usr/bin/curl
 $(CURL):
@@ -55,7 +68,29 @@ BUILDAH := /usr/bin/buildah
 $(BUILDAH):
 	apt-get install -y -q --no-install-recommends buildah crun mmdebstrap docker.io >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends buildah crun mmdebstrap docker.io >/dev/null; }
 
-setup: $(STAMP) $(WAF_STAMP) tools $(REGISTRY) $(CURL) $(BUILDAH)
+setup: $(STAMP) $(WAF_STAMP) $(WAF_BINARY) tools $(REGISTRY) $(CURL) $(BUILDAH)
+
+# Render block.config (block.poly defaults, merged with CONFIG like Polycrate does) into $(ARTIFACTS)/.
+# The snapshot can hold chart credentials, so it lives in a private temp file, never in artifacts.
+render: $(STAMP)
+	@snap=$$(mktemp) && trap 'rm -f $$snap' EXIT && \
+	  $(BIN)/python tools/snapshot.py $(if $(CONFIG),--override $(CONFIG)) --artifacts $(ARTIFACTS) -o $$snap && \
+	  $(BIN)/ansible-playbook -e @$$snap playbooks/render.yml
+	@echo "Rendered into $(ARTIFACTS)/ (manifests/, helm/, plan.yaml)"
+
+# Render time of examples/waf (target 3x) and a no-change re-install on the local control plane (target 5x),
+# each next to an empty playbook run, as ratios. A report, not a gate.
+bench-render: $(STAMP) tools
+	$(BIN)/python tools/bench_render.py
+
+lint: $(STAMP) $(WAF_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/mypy --config-file mypy-plugins.ini
+	cd waf && $(WAF_BIN)/mypy
+	$(BIN)/yamllint --strict .
+	$(BIN)/ansible-lint --offline --profile production
 
 # The images the tests run (tools/oci; needs network: Debian, the Go module proxy, PyPI): the envoy-waf image
 # from waf/Dockerfile, and a stand-in of Polycrate v0.23.3's image from its Dockerfile.goreleaser (polycrate,

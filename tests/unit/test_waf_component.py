@@ -13,10 +13,18 @@ from typing import Any
 import pytest
 import yaml
 
-from envoy_waf.settings import Settings
+import subprocess
+from pathlib import Path
+
+from tests.conftest import ROOT
 from tests.support.helpers import MISSING, at, find, kinds, load, with_gateway
 
+# The WAF service (Go, `make waf-build`): its own strict settings loader judges the rendered file.
+WAF_BINARY = ROOT / "waf" / "bin" / "envoy-waf"
+
 ON = with_gateway({"waf": {"enabled": True, "default_policy": {"enabled": True}}})
+# Envoy attributes the WAF asks for with the request headers: the real client first of all.
+ATTRS = {"attributes": ["source.address", "source.port", "destination.address", "destination.port", "request.protocol"]}
 C = "spec.template.spec.containers[0]"
 
 CASES: list[tuple[str, dict[str, Any], str, str, Any]] = [
@@ -60,13 +68,13 @@ CASES: list[tuple[str, dict[str, Any], str, str, Any]] = [
         "spec.extProc[0].failOpen",
         True,
     ),
-    ("eep-body-buffered", ON, "EnvoyExtensionPolicy", "spec.extProc[0].processingMode.request", {"body": "Buffered"}),
+    ("eep-body-buffered", ON, "EnvoyExtensionPolicy", "spec.extProc[0].processingMode.request", {**ATTRS, "body": "Buffered"}),
     (
         "eep-headers-only",
         {"waf": {"enabled": True, "body": {"enabled": False}, "default_policy": {"enabled": True}}},
         "EnvoyExtensionPolicy",
         "spec.extProc[0].processingMode.request",
-        {},
+        ATTRS,
     ),
     ("eep-no-response-phase", ON, "EnvoyExtensionPolicy", "spec.extProc[0].processingMode.response", MISSING),
     (
@@ -74,14 +82,14 @@ CASES: list[tuple[str, dict[str, Any], str, str, Any]] = [
         {"waf": {"enabled": True, "default_policy": {"enabled": True}, "response_inspection": {"enabled": True}}},
         "EnvoyExtensionPolicy",
         "spec.extProc[0].processingMode",
-        {"request": {"body": "Buffered"}, "response": {"body": "BufferedPartial"}},
+        {"request": {**ATTRS, "body": "Buffered"}, "response": {"body": "BufferedPartial"}},
     ),
     (
         "eep-response-off-explicitly",
         {"waf": {"enabled": True, "default_policy": {"enabled": True}, "response_inspection": {"enabled": False}}},
         "EnvoyExtensionPolicy",
         "spec.extProc[0].processingMode",
-        {"request": {"body": "Buffered"}},
+        {"request": {**ATTRS, "body": "Buffered"}},
     ),
     (
         "eep-response-with-headers-only-requests",
@@ -95,7 +103,7 @@ CASES: list[tuple[str, dict[str, Any], str, str, Any]] = [
         },
         "EnvoyExtensionPolicy",
         "spec.extProc[0].processingMode",
-        {"request": {}, "response": {"body": "BufferedPartial"}},
+        {"request": ATTRS, "response": {"body": "BufferedPartial"}},
     ),
     ("eep-timeout", ON, "EnvoyExtensionPolicy", "spec.extProc[0].messageTimeout", "250ms"),
 ]
@@ -111,39 +119,45 @@ def test_absent_when_disabled_and_no_policy_unless_asked() -> None:
     assert "EnvoyExtensionPolicy" not in kinds({"waf": {"enabled": True}})
 
 
-def test_settings_are_what_the_service_accepts(tmp_path: Any) -> None:
-    """The ConfigMap's waf.yaml loads with the service's own strict Settings loader (unknown keys fail)."""
-    data = yaml.safe_load(find(ON, "ConfigMap")["data"]["waf.yaml"])
+def service_settings(data: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+    """What the service makes of a settings file (`envoy-waf --check`: its loader, defaults filled in), with
+    crs_dir pointing at a stand-in CRS. Fails with the service's own message when it refuses the file."""
+    if not WAF_BINARY.is_file():
+        pytest.fail(f"{WAF_BINARY} is missing: run `make waf-build`")
     crs = tmp_path / "crs"
-    (crs / "rules").mkdir(parents=True)
+    (crs / "rules").mkdir(parents=True, exist_ok=True)
     (crs / "rules" / "REQUEST-901-INITIALIZATION.conf").write_text("", encoding="utf-8")
     path = tmp_path / "waf.yaml"
     path.write_text(yaml.safe_dump({**data, "crs_dir": str(crs)}), encoding="utf-8")
-    settings = Settings.load(path)
-    assert settings.mode == "block"
-    assert settings.listen.endswith(":9002")
+    done = subprocess.run(
+        [str(WAF_BINARY), "--check", "--config", str(path)], capture_output=True, text=True, check=False, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    loaded: dict[str, Any] = yaml.safe_load(done.stdout)
+    return loaded
+
+
+def test_settings_are_what_the_service_accepts(tmp_path: Any) -> None:
+    """The ConfigMap's waf.yaml loads with the service's own strict Settings loader (unknown keys fail)."""
+    data = yaml.safe_load(find(ON, "ConfigMap")["data"]["waf.yaml"])
+    settings = service_settings(data, tmp_path)
+    assert settings["mode"] == "block"
+    assert settings["listen"].endswith(":9002")
 
 
 @pytest.mark.parametrize(
     ("waf", "expected"),
     [
-        (
-            {},
-            Settings(crs_dir="/opt/crs", validate_utf8=True),
-        ),
+        ({}, {}),
         (
             {"allowed_methods": ["GET", "M-SEARCH"], "allowed_request_content_types": ["application/json"]},
-            Settings(
-                crs_dir="/opt/crs",
-                allowed_methods=("GET", "M-SEARCH"),
-                allowed_request_content_types=("application/json",),
-            ),
+            {"allowed_methods": ["GET", "M-SEARCH"], "allowed_request_content_types": ["application/json"]},
         ),
-        ({"validate_utf8": False}, Settings(crs_dir="/opt/crs", validate_utf8=False)),
+        ({"validate_utf8": False}, {"validate_utf8": False}),
     ],
     ids=["defaults-are-the-services", "lists", "utf8-off"],
 )
-def test_crs_settings_reach_the_service(waf: dict[str, Any], expected: Settings) -> None:
+def test_crs_settings_reach_the_service(waf: dict[str, Any], expected: dict[str, Any], tmp_path: Path) -> None:
     """waf.allowed_methods, allowed_request_content_types and validate_utf8 arrive in the service's
     settings unchanged, and the block's defaults are the service's (REST verbs, CRS content types, UTF-8 on).
 
@@ -151,8 +165,9 @@ def test_crs_settings_reach_the_service(waf: dict[str, Any], expected: Settings)
     [utf8-off] red."""
     cfg = with_gateway({"waf": {"enabled": True, "default_policy": {"enabled": True}, **waf}})
     data = yaml.safe_load(find(cfg, "ConfigMap")["data"]["waf.yaml"])
+    defaults = service_settings({}, tmp_path)  # the service's own defaults
     for key in ("allowed_methods", "allowed_request_content_types", "validate_utf8"):
-        assert data[key] == (list(getattr(expected, key)) if key != "validate_utf8" else expected.validate_utf8)
+        assert data[key] == expected.get(key, defaults[key])
 
 
 @pytest.mark.parametrize(
@@ -175,14 +190,10 @@ def test_response_inspection_reaches_the_service(
     cfg = with_gateway({"waf": waf})
     data = yaml.safe_load(find(cfg, "ConfigMap")["data"]["waf.yaml"])
     assert (data["inspect_response"], data["response_body_limit"]) == expected
-    default = Settings(crs_dir="/opt/crs")
-    assert (default.inspect_response, default.response_body_limit) == (False, 65536)
-    crs = tmp_path / "crs"
-    (crs / "rules").mkdir(parents=True)
-    (crs / "rules" / "REQUEST-901-INITIALIZATION.conf").write_text("", encoding="utf-8")
-    path = tmp_path / "waf.yaml"
-    path.write_text(yaml.safe_dump({**data, "crs_dir": str(crs)}), encoding="utf-8")
-    assert (Settings.load(path).inspect_response, Settings.load(path).response_body_limit) == expected
+    default = service_settings({}, tmp_path)
+    assert (default["inspect_response"], default["response_body_limit"]) == (False, 65536)
+    loaded = service_settings(data, tmp_path)
+    assert (loaded["inspect_response"], loaded["response_body_limit"]) == expected
 
 
 def test_config_change_rolls_pods_and_only_then() -> None:
@@ -253,12 +264,8 @@ def test_workers_reach_the_service(tmp_path: Any, workers: int | None, expected:
     cfg: dict[str, Any] = {"waf": {"enabled": True, **({"workers": workers} if workers else {})}}
     data = yaml.safe_load(find(cfg, "ConfigMap")["data"]["waf.yaml"])
     assert data.get("workers", MISSING) == expected
-    crs = tmp_path / "crs"
-    (crs / "rules").mkdir(parents=True)
-    (crs / "rules" / "REQUEST-901-INITIALIZATION.conf").write_text("", encoding="utf-8")
-    path = tmp_path / "waf.yaml"
-    path.write_text(yaml.safe_dump({**data, "crs_dir": str(crs)}), encoding="utf-8")
-    assert Settings.load(path).workers == (None if expected is MISSING else expected)
+    # 0: the Go runtime's default, GOMAXPROCS from the container's CPU quota.
+    assert service_settings(data, tmp_path)["workers"] == (0 if expected is MISSING else expected)
 
 
 def test_workers_change_rolls_the_pods() -> None:
@@ -270,9 +277,8 @@ def test_workers_change_rolls_the_pods() -> None:
     assert checksum({**ON, "waf": {**ON["waf"], "workers": 3}}) != checksum(ON)
 
 
-def test_supervisor_has_a_writable_tmp() -> None:
-    """The root filesystem is read-only; the supervisor's private dir (workers' metrics, readiness board)
-    goes to /tmp, an emptyDir."""
+def test_the_service_has_a_writable_tmp() -> None:
+    """The root filesystem is read-only; /tmp is an emptyDir."""
     deployment = find(ON, "Deployment")
     assert {"name": "tmp", "mountPath": "/tmp"} in at(deployment, f"{C}.volumeMounts")
     assert {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}} in at(deployment, "spec.template.spec.volumes")
@@ -280,7 +286,7 @@ def test_supervisor_has_a_writable_tmp() -> None:
 
 def test_envoy_opens_a_connection_per_waf_stream() -> None:
     """One stream per connection on Envoy's side: concurrent requests use several connections, which the
-    kernel spreads over the workers (waf/tests/test_workers.py proves it with a real Envoy)."""
+    Service spreads over the replicas."""
     policy = find(ON, "EnvoyExtensionPolicy")
     assert at(policy, "spec.extProc[0].backendSettings") == {"http2": {"maxConcurrentStreams": 1}}
 

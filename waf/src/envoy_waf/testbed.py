@@ -141,19 +141,27 @@ class Backend:
         self.server.server_close()
 
 
+def waf_binary() -> str:
+    """The Go service (`make waf-test` builds it into waf/bin); $ENVOY_WAF_BIN names another build."""
+    binary = os.environ.get("ENVOY_WAF_BIN") or str(Path(__file__).resolve().parents[2] / "bin" / "envoy-waf")
+    if not os.access(binary, os.X_OK):
+        raise RuntimeError(f"{binary} is missing: build it with `make waf-build` (or set ENVOY_WAF_BIN)")
+    return binary
+
+
 class WAFProcess:
-    """The WAF's supervisor and its workers (`workers`, default 1 here). With `wait` (the default) returns
-    once every worker serves; without, at once (see wait_ready)."""
+    """The WAF service (the Go binary, `envoy-waf --config FILE`) on a settings file written here. With
+    `wait` (the default) returns once it serves (its "ready" line); without, at once (see wait_ready)."""
 
     def __init__(self, crs_dir: str, port: int | None = None, *, wait: bool = True, **settings: Any) -> None:
         self.port = port or free_port()
         self.dir = Path(tempfile.mkdtemp(prefix="envoy-waf-"))
-        # One worker unless asked: the tests share a small machine, and most need no more.
+        # One CPU's worth of threads unless asked: the tests share a small machine.
         config = {"crs_dir": crs_dir, "listen": f"127.0.0.1:{self.port}", "metrics_port": 0, "workers": 1, **settings}
         (self.dir / "waf.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
         self.log = (self.dir / "waf.log").open("w+", encoding="utf-8")
         self.process = subprocess.Popen(
-            reaper.command([sys.executable, "-m", "envoy_waf", "--config", str(self.dir / "waf.yaml")]),
+            reaper.command([waf_binary(), "--config", str(self.dir / "waf.yaml")]),
             stdout=self.log,
             stderr=subprocess.STDOUT,
             env=_env(),
@@ -162,39 +170,34 @@ class WAFProcess:
             self.wait_ready()
 
     def wait_ready(self, timeout: float = 30) -> None:
-        """Until the supervisor says every worker serves (its "ready" line; printed once)."""
+        """Until the service says it serves (its "ready" line; printed once)."""
         deadline = time.monotonic() + timeout
         while not any(e["event"] == "ready" for e in self.lifecycle()):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"WAF did not start: {self.output()}")
             time.sleep(0.05)
 
-    def worker_pids(self) -> list[int]:
-        """The supervisor's live worker processes."""
-        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
-        try:
-            return [int(pid) for pid in children.read_text(encoding="ascii").split()]
-        except FileNotFoundError:
-            return []
-
     def worker_pid(self) -> int:
-        """The only worker's pid (a WAF started with workers=1)."""
-        (pid,) = self.worker_pids()
-        return pid
+        """The service's pid (the reaper execs it in place): one process serves every stream."""
+        return self.process.pid
 
     def output(self) -> str:
         self.log.flush()
         return (self.dir / "waf.log").read_text(encoding="utf-8")
 
     def _lines(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.output().splitlines() if line.startswith('{"event": ')]
+        out = []
+        for line in self.output().splitlines():
+            if line.startswith('{"event":'):
+                out.append(json.loads(line))
+        return out
 
     def events(self) -> list[dict[str, Any]]:
         """The audit lines: one per blocked, flagged or refused request."""
         return [e for e in self._lines() if e["event"] == "waf"]
 
     def lifecycle(self) -> list[dict[str, Any]]:
-        """The supervisor's and the workers' own lines: workers started, ready, replaced, draining, ..."""
+        """The service's own lines: ready, draining, stopped, failed."""
         return [e for e in self._lines() if e["event"] != "waf"]
 
     def stop(self) -> None:
@@ -380,3 +383,17 @@ def request(
         return resp.status, resp.read()
     finally:
         conn.close()
+
+
+def refused_settings(crs_dir: str, **settings: Any) -> str:
+    """Start the WAF on these settings, expecting it to refuse them: returns what it said on stderr
+    (it must exit 1 before listening)."""
+    with tempfile.TemporaryDirectory(prefix="envoy-waf-") as tmp:
+        path = Path(tmp) / "waf.yaml"
+        path.write_text(yaml.safe_dump({"crs_dir": crs_dir, "listen": "127.0.0.1:0", **settings}), encoding="utf-8")
+        done = subprocess.run(
+            [waf_binary(), "--config", str(path)], capture_output=True, text=True, timeout=30, check=False
+        )
+    if done.returncode != 1:
+        raise AssertionError(f"the WAF accepted {settings}: exit {done.returncode} {done.stdout[-500:]}")
+    return done.stderr

@@ -1,4 +1,4 @@
-"""The WAF: an ext_proc service (libmodsecurity + OWASP CRS, image built from waf/), when asked the
+"""The WAF: an ext_proc service (Coraza + OWASP CRS, Go, image built from waf/), when asked the
 EnvoyExtensionPolicy that puts it in front of the default Gateway, and (waf.enforce) the admission policy
 that stops tenants' route-level EnvoyExtensionPolicies from switching it off."""
 
@@ -17,11 +17,15 @@ from .gateway import target_gateway
 
 GRPC_PORT = 9002
 # Envoy puts at most this many WAF streams on one connection, so concurrent requests open several
-# connections, which the kernel spreads over the WAF's workers (SO_REUSEPORT spreads connections, not
-# streams). Set on Envoy's side: a limit the WAF advertised would race Envoy's first streams on a new
-# connection (refused streams: 500s when failing closed).
+# connections, spread over the WAF's replicas by the Service. Set on Envoy's side: a limit the WAF
+# advertised would race Envoy's first streams on a new connection (refused streams: 500s when failing closed).
 STREAMS_PER_CONNECTION = 1
-TMP = "/tmp"  # an emptyDir: the supervisor's private dir (metrics of every worker, readiness)
+TMP = "/tmp"  # an emptyDir: the root filesystem is read-only
+# What the WAF needs from Envoy besides the request (Envoy attributes, sent with the request headers): the
+# real client for REMOTE_ADDR rules and the audit line (the PROXY protocol's address when the listener reads
+# one), the listener's address, and the protocol for CRS's HTTP version check. Without them the WAF sees
+# no client at all (Envoy Gateway asks for no attributes by default).
+REQUEST_ATTRIBUTES = ("source.address", "source.port", "destination.address", "destination.port", "request.protocol")
 METRICS_PORT = 9090
 ROLE = "waf"
 CONFIG_FILE = "waf.yaml"
@@ -40,7 +44,7 @@ def selector(config: Config) -> dict[str, str]:
 
 
 def settings(config: Config) -> dict[str, Any]:
-    """The service's settings file (envoy_waf.settings.Settings), mounted from the ConfigMap."""
+    """The service's settings file (waf/internal/settings, strict: unknown keys fail), mounted from the ConfigMap."""
     waf = config.get("waf")
     out: dict[str, Any] = {
         "crs_dir": "/opt/crs",
@@ -61,7 +65,7 @@ def settings(config: Config) -> dict[str, Any]:
         "listen": f"0.0.0.0:{GRPC_PORT}",
         "metrics_port": METRICS_PORT,
     }
-    if waf.get("workers") is not None:  # unset: the service's own default, one per CPU of its CPU limit
+    if waf.get("workers") is not None:  # GOMAXPROCS; unset: the Go runtime's default, the CPU limit rounded up
         out["workers"] = waf["workers"]
     return out
 
@@ -177,7 +181,9 @@ def disruption_budget(config: Config) -> dict[str, Any]:
 
 def extension_policy(config: Config) -> dict[str, Any]:
     waf = config.get("waf")
-    request: dict[str, Any] = {"body": "Buffered"} if waf["body"]["enabled"] else {}
+    request: dict[str, Any] = {"attributes": list(REQUEST_ATTRIBUTES)}
+    if waf["body"]["enabled"]:
+        request["body"] = "Buffered"
     mode: dict[str, Any] = {"request": request}
     if waf["response_inspection"]["enabled"]:
         # Presence of `response` sends the response headers. BufferedPartial, not Buffered: Buffered turns
@@ -194,7 +200,7 @@ def extension_policy(config: Config) -> dict[str, Any]:
             "extProc": [
                 {
                     "backendRefs": [{"group": "", "kind": "Service", "name": name(config), "port": GRPC_PORT}],
-                    # Presence of `request` sends the headers; the body only when buffered.
+                    # Presence of `request` sends the headers (and the attributes); the body only when buffered.
                     "processingMode": mode,
                     "messageTimeout": waf["message_timeout"],
                     "failOpen": waf["fail_open"],

@@ -1,0 +1,5 @@
+//go:build !stdlib_rx && !re2_cgo
+
+package rx
+
+const mode = "wasm2go"

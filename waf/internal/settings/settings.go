@@ -1,0 +1,409 @@
+// Package settings reads the WAF's settings file (mounted from the block's ConfigMap) and turns it into
+// the SecLang directives the engine loads. Unknown keys and values of the wrong kind are errors that
+// name the key: a typo must never fall back to a default silently.
+package settings
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// CRSVersion is the OWASP CRS release the directives are written for (crs_setup_version).
+const CRSVersion = "4.28.0"
+
+// MaxWorkers bounds `workers` (GOMAXPROCS): far more than a node's CPUs only costs scheduling.
+const MaxWorkers = 64
+
+// RESTMethods is the default allowed_methods: CRS's own default is GET HEAD POST OPTIONS; a WAF in front
+// of REST APIs passes their verbs too.
+var RESTMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+
+// CRSContentTypes is CRS's default tx.allowed_request_content_type (rule 900220 in crs-setup.conf.example).
+var CRSContentTypes = []string{
+	"application/x-www-form-urlencoded",
+	"multipart/form-data",
+	"text/xml",
+	"application/xml",
+	"application/soap+xml",
+	"application/json",
+}
+
+var (
+	// An HTTP method as CRS compares it (case-sensitive, space-separated list).
+	methodRe = regexp.MustCompile(`^[A-Z][A-Z-]{0,31}$`)
+	// A media type without parameters, lower case (CRS lowercases the request's before comparing).
+	mediaRe = regexp.MustCompile(`^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$`)
+	// A rule tag as SecRuleRemoveByTag takes it inside double quotes.
+	tagRe = regexp.MustCompile(`^[^"\\\n]+$`)
+)
+
+// Settings is the whole settings file. Field names are the file's keys.
+type Settings struct {
+	CRSDir                     string   `json:"crs_dir"`
+	Mode                       string   `json:"mode"` // block | detect (DetectionOnly: log, never block)
+	ParanoiaLevel              int      `json:"paranoia_level"`
+	InboundAnomalyThreshold    int      `json:"inbound_anomaly_threshold"`
+	AllowedMethods             []string `json:"allowed_methods"`
+	AllowedRequestContentTypes []string `json:"allowed_request_content_types"`
+	ValidateUTF8               bool     `json:"validate_utf8"` // CRS 920250: invalid UTF-8 in the path, argument names and values
+	ExcludeRuleIDs             []int    `json:"exclude_rule_ids"`
+	ExcludeRuleTags            []string `json:"exclude_rule_tags"`
+	ExtraDirectives            string   `json:"extra_directives"`
+	// Before the CRS rules, after this file's CRS setup: where crs-setup.conf's SecActions go (the corpus
+	// harness uses it). Not a block setting.
+	SetupDirectives   string `json:"setup_directives"`
+	BodyLimit         int    `json:"body_limit"`          // request body bytes inspected
+	BodyLimitAction   string `json:"body_limit_action"`   // reject (413) | partial (inspect the first BodyLimit bytes)
+	InspectResponse   bool   `json:"inspect_response"`    // CRS response rules (RESPONSE-95x) on headers and body
+	ResponseBodyLimit int    `json:"response_body_limit"` // response body bytes inspected; the rest passes uninspected
+	BlockStatus       int    `json:"block_status"`
+	Listen            string `json:"listen"`
+	MetricsPort       int    `json:"metrics_port"`
+	Workers           int    `json:"workers"` // GOMAXPROCS; 0: the runtime's default (the container's CPU quota)
+}
+
+// Defaults are the settings of an empty file (crs_dir aside).
+func Defaults() Settings {
+	return Settings{
+		Mode:                       "block",
+		ParanoiaLevel:              1,
+		InboundAnomalyThreshold:    5,
+		AllowedMethods:             append([]string(nil), RESTMethods...),
+		AllowedRequestContentTypes: append([]string(nil), CRSContentTypes...),
+		ValidateUTF8:               true,
+		BodyLimit:                  131072,
+		BodyLimitAction:            "reject",
+		ResponseBodyLimit:          65536,
+		BlockStatus:                403,
+		Listen:                     "0.0.0.0:9002",
+		MetricsPort:                9090,
+	}
+}
+
+// field decodes one key's value into the Settings.
+type field func(s *Settings, key string, v any) error
+
+var fields = map[string]field{
+	"crs_dir":                       str(func(s *Settings) *string { return &s.CRSDir }),
+	"mode":                          str(func(s *Settings) *string { return &s.Mode }),
+	"paranoia_level":                integer(func(s *Settings) *int { return &s.ParanoiaLevel }),
+	"inbound_anomaly_threshold":     integer(func(s *Settings) *int { return &s.InboundAnomalyThreshold }),
+	"allowed_methods":               strs(func(s *Settings) *[]string { return &s.AllowedMethods }),
+	"allowed_request_content_types": strs(func(s *Settings) *[]string { return &s.AllowedRequestContentTypes }),
+	"validate_utf8":                 boolean(func(s *Settings) *bool { return &s.ValidateUTF8 }),
+	"exclude_rule_ids":              ints(func(s *Settings) *[]int { return &s.ExcludeRuleIDs }),
+	"exclude_rule_tags":             strs(func(s *Settings) *[]string { return &s.ExcludeRuleTags }),
+	"extra_directives":              str(func(s *Settings) *string { return &s.ExtraDirectives }),
+	"setup_directives":              str(func(s *Settings) *string { return &s.SetupDirectives }),
+	"body_limit":                    integer(func(s *Settings) *int { return &s.BodyLimit }),
+	"body_limit_action":             str(func(s *Settings) *string { return &s.BodyLimitAction }),
+	"inspect_response":              boolean(func(s *Settings) *bool { return &s.InspectResponse }),
+	"response_body_limit":           integer(func(s *Settings) *int { return &s.ResponseBodyLimit }),
+	"block_status":                  integer(func(s *Settings) *int { return &s.BlockStatus }),
+	"listen":                        str(func(s *Settings) *string { return &s.Listen }),
+	"metrics_port":                  integer(func(s *Settings) *int { return &s.MetricsPort }),
+	"workers":                       integer(func(s *Settings) *int { return &s.Workers }),
+}
+
+// Keys are the known settings keys, sorted.
+func Keys() []string {
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func str(at func(*Settings) *string) field {
+	return func(s *Settings, key string, v any) error {
+		text, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("%s must be a string, not %v", key, v)
+		}
+		*at(s) = text
+		return nil
+	}
+}
+
+func integer(at func(*Settings) *int) field {
+	return func(s *Settings, key string, v any) error {
+		n, ok := v.(int)
+		if !ok {
+			return fmt.Errorf("%s must be an integer, not %v", key, v)
+		}
+		*at(s) = n
+		return nil
+	}
+}
+
+func boolean(at func(*Settings) *bool) field {
+	return func(s *Settings, key string, v any) error {
+		b, ok := v.(bool)
+		if !ok {
+			return fmt.Errorf("%s must be true or false, not %q", key, fmt.Sprint(v))
+		}
+		*at(s) = b
+		return nil
+	}
+}
+
+func strs(at func(*Settings) *[]string) field {
+	return func(s *Settings, key string, v any) error {
+		items, ok := v.([]any)
+		if !ok && v != nil {
+			return fmt.Errorf("%s must be a list of strings, not %v", key, v)
+		}
+		out := make([]string, 0, len(items))
+		for _, item := range items {
+			text, ok := item.(string)
+			if !ok {
+				return fmt.Errorf("%s: %v is not a string", key, item)
+			}
+			out = append(out, text)
+		}
+		*at(s) = out
+		return nil
+	}
+}
+
+func ints(at func(*Settings) *[]int) field {
+	return func(s *Settings, key string, v any) error {
+		items, ok := v.([]any)
+		if !ok && v != nil {
+			return fmt.Errorf("%s must be a list of integers, not %v", key, v)
+		}
+		out := make([]int, 0, len(items))
+		for _, item := range items {
+			n, ok := item.(int)
+			if !ok {
+				return fmt.Errorf("%s: %v is not an integer", key, item)
+			}
+			out = append(out, n)
+		}
+		*at(s) = out
+		return nil
+	}
+}
+
+// Load reads and checks a settings file.
+func Load(path string) (Settings, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Settings{}, fmt.Errorf("reading settings: %w", err)
+	}
+	s, err := Parse(data)
+	if err != nil {
+		return Settings{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Parse decodes a settings document and checks it.
+func Parse(data []byte) (Settings, error) {
+	var raw any
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
+		return Settings{}, fmt.Errorf("not YAML: %w", err)
+	}
+	s := Defaults()
+	if raw == nil {
+		return s, s.Check()
+	}
+	doc, ok := raw.(map[string]any)
+	if !ok {
+		return Settings{}, errors.New("expected a mapping of settings")
+	}
+	var unknown []string
+	for key := range doc {
+		if _, known := fields[key]; !known {
+			unknown = append(unknown, key)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return Settings{}, fmt.Errorf("unknown settings %v; known: %v", unknown, Keys())
+	}
+	for _, key := range Keys() {
+		if v, present := doc[key]; present {
+			if err := fields[key](&s, key, v); err != nil {
+				return Settings{}, err
+			}
+		}
+	}
+	return s, s.Check()
+}
+
+// Check validates the values (the CRS compares several of them as space- or |-separated strings: a value
+// with a space or a | in it would widen the list silently).
+func (s Settings) Check() error {
+	if s.Mode != "block" && s.Mode != "detect" {
+		return fmt.Errorf("mode must be block or detect, not %q", s.Mode)
+	}
+	if s.ParanoiaLevel < 1 || s.ParanoiaLevel > 4 {
+		return errors.New("paranoia_level must be 1 to 4")
+	}
+	if s.InboundAnomalyThreshold < 1 {
+		return errors.New("inbound_anomaly_threshold must be 1 or more")
+	}
+	if len(s.AllowedMethods) == 0 {
+		return errors.New("allowed_methods must name at least one method")
+	}
+	for _, m := range s.AllowedMethods {
+		if !methodRe.MatchString(m) {
+			return fmt.Errorf("allowed_methods: %q is not an upper-case HTTP method such as PUT", m)
+		}
+	}
+	if len(s.AllowedRequestContentTypes) == 0 {
+		return errors.New("allowed_request_content_types must name at least one media type")
+	}
+	for _, m := range s.AllowedRequestContentTypes {
+		if !mediaRe.MatchString(m) {
+			return fmt.Errorf("allowed_request_content_types: %q is not a lower-case media type such as application/json (no parameters)", m)
+		}
+	}
+	for _, id := range s.ExcludeRuleIDs {
+		if id < 1 {
+			return fmt.Errorf("exclude_rule_ids: %d is not a rule id", id)
+		}
+	}
+	for _, tag := range s.ExcludeRuleTags {
+		if !tagRe.MatchString(tag) {
+			return fmt.Errorf("exclude_rule_tags: %q is not a rule tag (no quotes, backslashes or newlines)", tag)
+		}
+	}
+	if s.BodyLimit < 1 || s.BodyLimit > 1<<30 {
+		return fmt.Errorf("body_limit must be a number of bytes from 1 to 1 GiB, not %d", s.BodyLimit)
+	}
+	if s.BodyLimitAction != "reject" && s.BodyLimitAction != "partial" {
+		return errors.New("body_limit_action must be reject or partial")
+	}
+	if s.ResponseBodyLimit < 1 || s.ResponseBodyLimit > 1<<30 {
+		return fmt.Errorf("response_body_limit must be a number of bytes above 0, not %d", s.ResponseBodyLimit)
+	}
+	if s.BlockStatus < 400 || s.BlockStatus > 599 {
+		return fmt.Errorf("block_status must be an HTTP error status (400-599), not %d", s.BlockStatus)
+	}
+	if s.MetricsPort < 0 || s.MetricsPort > math.MaxUint16 {
+		return fmt.Errorf("metrics_port must be a port (0: no metrics), not %d", s.MetricsPort)
+	}
+	if s.Workers < 0 || s.Workers > MaxWorkers {
+		return fmt.Errorf("workers must be an integer from 1 to %d, not %d", MaxWorkers, s.Workers)
+	}
+	if _, err := os.Stat(filepath.Join(s.CRSDir, "rules", "REQUEST-901-INITIALIZATION.conf")); err != nil {
+		return fmt.Errorf("crs_dir %s: no CRS rules/ there", s.CRSDir)
+	}
+	return nil
+}
+
+// XMLContentType is the Content-Type pattern (lowercased value) the engine parses as XML.
+const XMLContentType = `^(?:application(?:/soap\+|/)|text/)xml`
+
+// ResponseMediaTypes are the response media types whose bodies the engine reads: the recommended text
+// types plus JSON (API error responses leak SQL and stack traces there too).
+var ResponseMediaTypes = []string{"text/plain", "text/html", "text/xml", "application/json"}
+
+// Directives is the whole engine configuration: engine settings, a CRS setup, the CRS rules, exclusions.
+func (s Settings) Directives() (string, error) {
+	engine := "On"
+	if s.Mode == "detect" {
+		engine = "DetectionOnly"
+	}
+	types := make([]string, len(s.AllowedRequestContentTypes))
+	for i, m := range s.AllowedRequestContentTypes {
+		types[i] = "|" + m + "|"
+	}
+	lines := []string{
+		"SecRuleEngine " + engine,
+		"SecRequestBodyAccess On",
+		// The server trims bodies to body_limit itself (and answers 413 for reject); one byte more here
+		// because the engine flags a body of exactly its limit as INBOUND_DATA_ERROR.
+		fmt.Sprintf("SecRequestBodyLimit %d", s.BodyLimit+1),
+		fmt.Sprintf("SecRequestBodyInMemoryLimit %d", s.BodyLimit+1),
+		"SecRequestBodyLimitAction ProcessPartial",
+		"SecArgumentsLimit 1000",
+		// Skip a regex on input that cannot match (too short, a required literal missing): the same
+		// verdicts, far less CPU on large bodies.
+		"SecRxPreFilter On",
+		// XML and JSON bodies are parsed, so the CRS sees their values; the server refuses XML with a DTD
+		// before this (xmlguard).
+		fmt.Sprintf(`SecRule REQUEST_HEADERS:Content-Type "%s" "id:200000,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=XML"`, XMLContentType),
+		`SecRule REQUEST_HEADERS:Content-Type "^application/json" "id:200001,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=JSON"`,
+		// A body that does not parse is refused (an empty one, a DELETE with a Content-Type, is never
+		// parsed). logdata: the parser's reason in the log, never the body.
+		`SecRule REQBODY_ERROR "!@eq 0" "id:200002,phase:2,t:none,log,deny,status:400,msg:'Failed to parse request body.',logdata:'%{reqbody_error_msg}'"`,
+	}
+	lines = append(lines, s.responseDirectives()...)
+	lines = append(lines,
+		"SecAuditEngine Off",
+		// CRS setup (what crs-setup.conf.example does, with the settings filled in).
+		`SecDefaultAction "phase:1,log,auditlog,pass"`,
+		`SecDefaultAction "phase:2,log,auditlog,pass"`,
+		fmt.Sprintf(`SecAction "id:900000,phase:1,pass,t:none,nolog,setvar:tx.blocking_paranoia_level=%d"`, s.ParanoiaLevel),
+		fmt.Sprintf(`SecAction "id:900110,phase:1,pass,t:none,nolog,setvar:tx.inbound_anomaly_score_threshold=%d,setvar:tx.outbound_anomaly_score_threshold=4"`, s.InboundAnomalyThreshold),
+		fmt.Sprintf(`SecAction "id:900200,phase:1,pass,t:none,nolog,setvar:'tx.allowed_methods=%s'"`, strings.Join(s.AllowedMethods, " ")),
+		fmt.Sprintf(`SecAction "id:900220,phase:1,pass,t:none,nolog,setvar:'tx.allowed_request_content_type=%s'"`, strings.Join(types, " ")),
+		fmt.Sprintf(`SecAction "id:900950,phase:1,pass,t:none,nolog,setvar:tx.crs_validate_utf8_encoding=%d"`, b2i(s.ValidateUTF8)),
+		fmt.Sprintf(`SecAction "id:900990,phase:1,pass,t:none,nolog,tag:'OWASP_CRS',ver:'OWASP_CRS/%s',setvar:tx.crs_setup_version=%s"`, CRSVersion, strings.ReplaceAll(CRSVersion, ".", "")),
+	)
+	if s.SetupDirectives != "" {
+		lines = append(lines, s.SetupDirectives)
+	}
+	request, err := filepath.Glob(filepath.Join(s.CRSDir, "rules", "REQUEST-*.conf"))
+	if err != nil {
+		return "", fmt.Errorf("listing CRS rules: %w", err)
+	}
+	files := request
+	if s.InspectResponse {
+		response, err := filepath.Glob(filepath.Join(s.CRSDir, "rules", "RESPONSE-*.conf"))
+		if err != nil {
+			return "", fmt.Errorf("listing CRS rules: %w", err)
+		}
+		files = append(files, response...)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		lines = append(lines, "Include "+f)
+	}
+	for _, id := range s.ExcludeRuleIDs {
+		lines = append(lines, fmt.Sprintf("SecRuleRemoveById %d", id))
+	}
+	for _, tag := range s.ExcludeRuleTags {
+		lines = append(lines, fmt.Sprintf(`SecRuleRemoveByTag "%s"`, tag))
+	}
+	if s.ExtraDirectives != "" {
+		lines = append(lines, s.ExtraDirectives)
+	}
+	return strings.Join(lines, "\n") + "\n", nil
+}
+
+func (s Settings) responseDirectives() []string {
+	if !s.InspectResponse {
+		return []string{"SecResponseBodyAccess Off"}
+	}
+	return []string{
+		"SecResponseBodyAccess On",
+		"SecResponseBodyMimeType " + strings.Join(ResponseMediaTypes, " "),
+		// The server hands over at most response_body_limit bytes; the engine must never refuse a response.
+		fmt.Sprintf("SecResponseBodyLimit %d", s.ResponseBodyLimit+1),
+		"SecResponseBodyLimitAction ProcessPartial",
+		`SecDefaultAction "phase:3,log,auditlog,pass"`,
+		`SecDefaultAction "phase:4,log,auditlog,pass"`,
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,5 +1,0 @@
-import sys
-
-from .supervisor import main
-
-sys.exit(main())
