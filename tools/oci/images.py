@@ -250,10 +250,15 @@ def polycrate_image(store: Store, ref: str = POLYCRATE_REF) -> str:
         (context / name).write_bytes(path.read_bytes())
         (context / name).chmod(0o755)
     python_slim_stand_in(store)
+    # pip trusts the host's CA bundle (what reaches PyPI here) through /etc/pip.conf, mounted for the build
+    # only: the bundle itself cannot be mounted over the image's, which the apt step rewrites.
+    pip_conf = store.path / "pip.conf"
+    pip_conf.write_text("[global]\ncert = /etc/ssl/host-ca.crt\n", encoding="utf-8")
     return store.build(
         ref,
         context,
         build_args={"TARGETOS": "linux", "TARGETARCH": "amd64", "TARGETPLATFORM": "linux/amd64"},
+        volumes=[f"{HOST_CA}:/etc/ssl/host-ca.crt:ro", f"{pip_conf}:/etc/pip.conf:ro"],
         bases=(PYTHON_IMAGE,),
         log=store.path / "logs" / "polycrate-build.log",
     )
