@@ -68,6 +68,6 @@ def test_no_kubeconfig_names_where_the_block_looked(tmp_path: Path) -> None:
     assert run.returncode != 0
     assert len(run.lines) <= MAX_LINES, f"{len(run.lines)} lines:\n{run.output}"
     end = " ".join(" ".join(run.lines[-LAST:]).split())
-    assert "No kubeconfig found" in end, run.output
+    assert "No kubeconfig found: block.kubeconfig.path (empty" in end, run.output
     assert "KUBECONFIG (empty)" in end, run.output
     assert "artifacts/blocks/envoy/kubeconfig.yml" in end, run.output

@@ -18,4 +18,4 @@ class ActionModule(BlockAction):
             loaded = config.load(block)
         except config.ConfigError as exc:
             return config_failure(exc, "nothing was changed")
-        return {"changed": False, "warnings": [*loaded.warnings, *lowercased_key_warnings(block)]}
+        return {"changed": False, "warnings": [*loaded.warnings, *lowercased_key_warnings(block, self.workspace)]}
