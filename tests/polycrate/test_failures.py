@@ -6,8 +6,8 @@ Guards: each of install, status and uninstall, with the API server unreachable, 
 message naming the cause (connection refused); with no kubeconfig anywhere (Polycrate exports KUBECONFIG=""),
 install ends naming where the block looked. Before this, a failed install printed 947 lines, the reason lost.
 Mutation checks (done once): `failed_when: false` back on install's cluster read turned
-test_unreachable_api_server_is_named red (the cause was dropped); the stock default callback instead of the
-block's turned the line budget red (the plan alone is about 800 lines at -v).
+test_unreachable_api_server_is_named red (the cause was dropped, 71 lines); the stock default callback instead
+of the block's turned it red too (77 lines: ansible-core 2.19 prints each failure twice, with source lines).
 """
 
 from __future__ import annotations

@@ -9,11 +9,16 @@ playbooks in local mode).
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import re
 import shutil
+import ssl
 import subprocess
+import urllib.parse
+import urllib.request
+import urllib.response
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,3 +156,49 @@ def lifecycle(ws: Workspace, gateway_line: str) -> dict[str, Action]:
     runs["uninstall"] = ws.run("uninstall", "--force").ok()
     assert runs["uninstall"].recap["changed"] > 0
     return runs
+
+
+def push_scratch_image(
+    host: str, ca_bundle: Path, user: str, password: str, repository: str = "library/scratch"
+) -> str:
+    """An empty image (no layers) as `repository:latest`: `polycrate block push` builds the block's image on a base
+    image it pulls (cargo.ayedo.cloud/library/scratch by default, not reachable here). Returns its reference."""
+    context = ssl.create_default_context(cafile=str(ca_bundle))
+    auth = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+    def call(method: str, url: str, body: bytes = b"", content_type: str = "") -> urllib.response.addinfourl:
+        request = urllib.request.Request(url, data=body or None, method=method, headers={"Authorization": auth})
+        if content_type:
+            request.add_header("Content-Type", content_type)
+        return urllib.request.urlopen(request, context=context, timeout=30)
+
+    config = json.dumps({"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": []}}).encode()
+    digest = "sha256:" + hashlib.sha256(config).hexdigest()
+    base = f"https://{host}/v2/{repository}"
+    with call("POST", f"{base}/blobs/uploads/") as started:
+        location = urllib.parse.urljoin(f"https://{host}/", started.headers["Location"])
+    separator = "&" if "?" in location else "?"
+    call("PUT", f"{location}{separator}digest={digest}", config, "application/octet-stream").close()
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": digest, "size": len(config)},
+        "layers": [],
+    }
+    call("PUT", f"{base}/manifests/latest", json.dumps(manifest).encode(), manifest["mediaType"]).close()
+    return f"{host}/{repository}:latest"
+
+
+def pushed_size(host: str, ca_bundle: Path, user: str, password: str, repository: str, tag: str) -> int:
+    """Bytes of the pushed block image's layers (compressed, as stored)."""
+    context = ssl.create_default_context(cafile=str(ca_bundle))
+    request = urllib.request.Request(
+        f"https://{host}/v2/{repository}/manifests/{tag}",
+        headers={
+            "Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode(),
+            "Accept": "application/vnd.oci.image.manifest.v1+json,application/vnd.docker.distribution.manifest.v2+json",
+        },
+    )
+    with urllib.request.urlopen(request, context=context, timeout=30) as answer:
+        manifest = json.load(answer)
+    return sum(int(layer["size"]) for layer in manifest["layers"])
