@@ -3,15 +3,13 @@ on the local control plane with the real controller and charts, once per Python 
 pinned .venv and .venv-image (the packages of Polycrate's container image, from
 ../shared/polycrate/image-python-requirements.lock).
 
-Guards: the block loads under Polycrate (no schema.json for its loader), its actions find their playbooks and
-ansible.cfg from the workspace root (script actions changing into the block's folder), a workspace
-inventory.yml without ansible_python_interpreter does not send the modules to another Python, the artifacts
-land in the block's artifacts folder, the summary shows the Gateway's address, a second install changes
-nothing, and uninstall runs without a TTY with --force. The block travels as Polycrate ships blocks: `block push`
-to the harness's OCI registry from a staged package (tools/block_package.py: no .venv, .tools, artifacts or
-tests), `block pull` into a fresh workspace, `render` there. Mutation checks (done once): a `playbook:` action
-turned it red at render (playbook not found); dropping the play's ansible_python_interpreter turned it red at
-install (module result deserialization failed, with the image's Python).
+Guards: the whole life cycle works under Polycrate with either Python (the workspace inventory.yml points
+localhost at the system's Python; the plays must not follow it), the artifacts land in the block's artifacts
+folder, the summary shows the Gateway's address, a second install changes nothing, and uninstall runs without a
+TTY with --force. The block travels as Polycrate ships blocks: `block push` to the harness's OCI registry from
+a staged package (tools/block_package.py: no .venv, .tools, artifacts or tests), `block pull` into a fresh
+workspace, `render` there. The cheaper guards (a `playbook:` action, a schema.json, the inventory's Python,
+failures) are in tests/polycrate, with their mutation checks.
 """
 
 from __future__ import annotations

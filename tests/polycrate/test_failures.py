@@ -7,7 +7,9 @@ message naming the cause (connection refused); with no kubeconfig anywhere (Poly
 install ends naming where the block looked. Before this, a failed install printed 947 lines, the reason lost.
 Mutation checks (done once): `failed_when: false` back on install's cluster read turned
 test_unreachable_api_server_is_named red (the cause was dropped, 71 lines); the stock default callback instead
-of the block's turned it red too (77 lines: ansible-core 2.19 prints each failure twice, with source lines).
+of the block's turned it red too (77 lines: ansible-core 2.19 prints each failure twice, with source lines);
+dropping the plays' ansible_python_interpreter turned the status case red (the workspace inventory sends
+localhost's modules to /usr/bin/python3, which lacks the kubernetes library).
 """
 
 from __future__ import annotations

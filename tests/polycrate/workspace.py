@@ -97,14 +97,15 @@ class Workspace:
 def create(path: Path, config: Mapping[str, Any], kubeconfig: Path | None, *, name: str = "envoy-test") -> Path:
     """A workspace with the block's package under blocks/envoy (copied: Polycrate hashes and packs the folder),
     the config as the workspace's override, the kubeconfig where Polycrate looks first for the block, and an
-    inventory.yml listing localhost without ansible_python_interpreter (Polycrate points ANSIBLE_INVENTORY at it)."""
+    inventory.yml that sends localhost's modules to another Python."""
     path.mkdir(parents=True)
     block_package.stage(path / "blocks" / BLOCK)
     workspace = {"name": name, "blocks": [{"name": BLOCK, "config": dict(config)}]}
     (path / "workspace.poly").write_text(yaml.safe_dump(workspace, sort_keys=False), encoding="utf-8")
-    (path / "inventory.yml").write_text(
-        yaml.safe_dump({"all": {"hosts": {"localhost": {"ansible_connection": "local"}}}}), encoding="utf-8"
-    )
+    # A workspace inventory as other blocks need it, pointing localhost at the system's Python (which lacks the
+    # block's libraries); Polycrate points ANSIBLE_INVENTORY at it.
+    localhost = {"ansible_connection": "local", "ansible_python_interpreter": "/usr/bin/python3"}
+    (path / "inventory.yml").write_text(yaml.safe_dump({"all": {"hosts": {"localhost": localhost}}}), encoding="utf-8")
     if kubeconfig is not None:
         artifacts = path / "artifacts/blocks" / BLOCK
         artifacts.mkdir(parents=True, exist_ok=True)
