@@ -40,7 +40,7 @@ pytestmark = pytest.mark.playbook
 @pytest.mark.parametrize("venv", [".venv", ".venv-image"])
 def test_lifecycle_under_polycrate(kube: Kube, tmp_path: Path, venv: str) -> None:
     python_bin = ROOT / venv / "bin"
-    assert (python_bin / "ansible-playbook").is_file(), f"{venv} is missing: `make setup` builds it"
+    assert (python_bin / "ansible-playbook").is_file(), f"{venv} is missing: `make image-venv` builds .venv-image"
     cfg = kube.config(
         default_gateway={"enabled": True},
         service={"loadbalancer_ip": "203.0.113.77", "loadbalancer_provider": "metallb"},
