@@ -15,8 +15,9 @@ description:
   - With O(display_ok_hosts) false (the block's Polycrate actions set it), a task that is ok is still shown when it
     says something, that is C(debug) messages (install's summary, the status table) and warnings.
   - The results of the roles' argument checks are not printed below C(-vvv).
-  - A failed task with a message is shown once, as its result; ansible-core 2.19 would print the same message
-    before it again, with the task's source lines.
+  - A failed task whose message has several lines (the block's own messages about the cluster and the
+    kubeconfig) is shown once, as its result; ansible-core 2.19 would print the same message before it again,
+    with the task's source lines.
 version_added: "0.11.0"
 extends_documentation_fragment:
   - default_callback
@@ -68,8 +69,11 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]  # ansible-core shi
         return bool(super()._run_is_verbose(result, *args, **kwargs))
 
     def _handle_exception(self, result: Any, *args: Any, **kwargs: Any) -> None:
-        if self._display.verbosity < 3 and isinstance(result.get("msg"), str) and result.get("msg"):
-            result.pop("exception", None)  # the message follows in the result
+        msg = result.get("msg")
+        if self._display.verbosity < 3 and isinstance(msg, str) and "\n" in msg:
+            # A message of several lines follows in the result, unfolded (a literal block); a one-line message is
+            # left to ansible-core's own error line, the only place it is printed unfolded.
+            result.pop("exception", None)
             return
         super()._handle_exception(result, *args, **kwargs)
 
