@@ -3,13 +3,13 @@ on the local control plane with the real controller and charts, once per Python 
 pinned .venv and .venv-image (the packages of Polycrate's container image, from
 ../shared/polycrate/image-python-requirements.lock).
 
-Guards: the block loads under Polycrate (no schema.json for its loader), its actions find their playbooks and
-ansible.cfg from the workspace root (script actions changing into the block's folder), a workspace
-inventory.yml without ansible_python_interpreter does not send the modules to another Python, the artifacts
-land in the block's artifacts folder, the summary shows the Gateway's address, a second install changes
-nothing, and uninstall runs without a TTY with --force. Mutation checks (done once): a `playbook:` action
-turned it red at render (playbook not found); dropping the play's ansible_python_interpreter turned it red at
-install (module result deserialization failed, with the image's Python).
+Guards: the whole life cycle works under Polycrate with either Python (the workspace inventory.yml points
+localhost at the system's Python; the plays must not follow it), the artifacts land in the block's artifacts
+folder, the summary shows the Gateway's address, a second install changes nothing, and uninstall runs without a
+TTY with --force. The block travels as Polycrate ships blocks: `block push` to the harness's OCI registry from
+a staged package (tools/block_package.py: no .venv, .tools, artifacts or tests), `block pull` into a fresh
+workspace, `render` there. The cheaper guards (a `playbook:` action, a schema.json, the inventory's Python,
+failures) are in tests/polycrate, with their mutation checks.
 """
 
 from __future__ import annotations
@@ -17,10 +17,22 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.cluster.conftest import Kube
 from tests.conftest import ROOT
-from tests.polycrate.workspace import NS, Workspace, create, environment, lifecycle
+from tests.harness.registry import PASSWORD, USER, Registry
+from tests.polycrate.workspace import (
+    BLOCK,
+    NS,
+    Workspace,
+    create,
+    environment,
+    lifecycle,
+    push_scratch_image,
+    pushed_size,
+    registry_login,
+)
 
 pytestmark = pytest.mark.playbook
 
@@ -28,7 +40,7 @@ pytestmark = pytest.mark.playbook
 @pytest.mark.parametrize("venv", [".venv", ".venv-image"])
 def test_lifecycle_under_polycrate(kube: Kube, tmp_path: Path, venv: str) -> None:
     python_bin = ROOT / venv / "bin"
-    assert (python_bin / "ansible-playbook").is_file(), f"{venv} is missing: `make setup` builds it"
+    assert (python_bin / "ansible-playbook").is_file(), f"{venv} is missing: `make image-venv` builds .venv-image"
     cfg = kube.config(
         default_gateway={"enabled": True},
         service={"loadbalancer_ip": "203.0.113.77", "loadbalancer_provider": "metallb"},
@@ -37,3 +49,30 @@ def test_lifecycle_under_polycrate(kube: Kube, tmp_path: Path, venv: str) -> Non
     ws = Workspace(create(tmp_path / "ws", cfg, kube.cluster.kubeconfig), env)
     lifecycle(ws, f"Gateway {NS}/eg-shared: 203.0.113.77")
     assert kube.get(f"/api/v1/namespaces/{NS}") is None, "uninstall removes the namespace it created"
+
+
+def test_block_travels_through_an_oci_registry(registry: Registry, tmp_path: Path) -> None:
+    version = str(yaml.safe_load((ROOT / "block.poly").read_text(encoding="utf-8"))["version"])
+    home = tmp_path / "home"
+    env = environment(home, ROOT / ".venv/bin", {"SSL_CERT_FILE": str(registry.ca_bundle)})
+    env.update(registry_login(home, registry.host, USER, PASSWORD))
+    base = push_scratch_image(registry.host, registry.ca_bundle, USER, PASSWORD)
+    flags = ["--registry-url", registry.host, "--registry-base-image", base]
+
+    source = Workspace(create(tmp_path / "source", {}, None, name="release"), env)
+    source.polycrate(*flags, "block", "push", BLOCK).ok()
+    size = pushed_size(registry.host, registry.ca_bundle, USER, PASSWORD, BLOCK, version)
+    assert size < 200 * 1024, f"the pushed block is {size // 1024} KB: only what users need belongs in it"
+
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    (fresh / "workspace.poly").write_text("name: fresh\n", encoding="utf-8")
+    pulled = Workspace(fresh, env)
+    pulled.polycrate(*flags, "block", "pull", f"{registry.host}/{BLOCK}:{version}").ok()
+    folder = fresh / "blocks" / registry.host / BLOCK
+    assert (folder / "block.poly").is_file(), sorted(p.name for p in (fresh / "blocks").rglob("*"))[:20]
+    left = sorted(name for name in (".venv", ".venv-image", ".tools", "tests", "artifacts") if (folder / name).exists())
+    assert not left, f"the package holds build outputs or tests: {left}"
+    pulled.run("render").ok()
+    assert (pulled.artifacts / "plan.yaml").is_file()
+    print(f"pushed block image: {size} bytes")  # the report reads it with -s

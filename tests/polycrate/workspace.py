@@ -9,11 +9,16 @@ playbooks in local mode).
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import re
 import shutil
+import ssl
 import subprocess
+import urllib.parse
+import urllib.request
+import urllib.response
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,14 +97,15 @@ class Workspace:
 def create(path: Path, config: Mapping[str, Any], kubeconfig: Path | None, *, name: str = "envoy-test") -> Path:
     """A workspace with the block's package under blocks/envoy (copied: Polycrate hashes and packs the folder),
     the config as the workspace's override, the kubeconfig where Polycrate looks first for the block, and an
-    inventory.yml listing localhost without ansible_python_interpreter (Polycrate points ANSIBLE_INVENTORY at it)."""
+    inventory.yml that sends localhost's modules to another Python."""
     path.mkdir(parents=True)
     block_package.stage(path / "blocks" / BLOCK)
     workspace = {"name": name, "blocks": [{"name": BLOCK, "config": dict(config)}]}
     (path / "workspace.poly").write_text(yaml.safe_dump(workspace, sort_keys=False), encoding="utf-8")
-    (path / "inventory.yml").write_text(
-        yaml.safe_dump({"all": {"hosts": {"localhost": {"ansible_connection": "local"}}}}), encoding="utf-8"
-    )
+    # A workspace inventory as other blocks need it, pointing localhost at the system's Python (which lacks the
+    # block's libraries); Polycrate points ANSIBLE_INVENTORY at it.
+    localhost = {"ansible_connection": "local", "ansible_python_interpreter": "/usr/bin/python3"}
+    (path / "inventory.yml").write_text(yaml.safe_dump({"all": {"hosts": {"localhost": localhost}}}), encoding="utf-8")
     if kubeconfig is not None:
         artifacts = path / "artifacts/blocks" / BLOCK
         artifacts.mkdir(parents=True, exist_ok=True)
@@ -151,3 +157,49 @@ def lifecycle(ws: Workspace, gateway_line: str) -> dict[str, Action]:
     runs["uninstall"] = ws.run("uninstall", "--force").ok()
     assert runs["uninstall"].recap["changed"] > 0
     return runs
+
+
+def push_scratch_image(
+    host: str, ca_bundle: Path, user: str, password: str, repository: str = "library/scratch"
+) -> str:
+    """An empty image (no layers) as `repository:latest`: `polycrate block push` builds the block's image on a base
+    image it pulls (cargo.ayedo.cloud/library/scratch by default, not reachable here). Returns its reference."""
+    context = ssl.create_default_context(cafile=str(ca_bundle))
+    auth = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+    def call(method: str, url: str, body: bytes = b"", content_type: str = "") -> urllib.response.addinfourl:
+        request = urllib.request.Request(url, data=body or None, method=method, headers={"Authorization": auth})
+        if content_type:
+            request.add_header("Content-Type", content_type)
+        return urllib.request.urlopen(request, context=context, timeout=30)
+
+    config = json.dumps({"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": []}}).encode()
+    digest = "sha256:" + hashlib.sha256(config).hexdigest()
+    base = f"https://{host}/v2/{repository}"
+    with call("POST", f"{base}/blobs/uploads/") as started:
+        location = urllib.parse.urljoin(f"https://{host}/", started.headers["Location"])
+    separator = "&" if "?" in location else "?"
+    call("PUT", f"{location}{separator}digest={digest}", config, "application/octet-stream").close()
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": digest, "size": len(config)},
+        "layers": [],
+    }
+    call("PUT", f"{base}/manifests/latest", json.dumps(manifest).encode(), manifest["mediaType"]).close()
+    return f"{host}/{repository}:latest"
+
+
+def pushed_size(host: str, ca_bundle: Path, user: str, password: str, repository: str, tag: str) -> int:
+    """Bytes of the pushed block image's layers (compressed, as stored)."""
+    context = ssl.create_default_context(cafile=str(ca_bundle))
+    request = urllib.request.Request(
+        f"https://{host}/v2/{repository}/manifests/{tag}",
+        headers={
+            "Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode(),
+            "Accept": "application/vnd.oci.image.manifest.v1+json,application/vnd.docker.distribution.manifest.v2+json",
+        },
+    )
+    with urllib.request.urlopen(request, context=context, timeout=30) as answer:
+        manifest = json.load(answer)
+    return sum(int(layer["size"]) for layer in manifest["layers"])

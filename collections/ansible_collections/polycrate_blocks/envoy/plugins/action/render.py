@@ -53,7 +53,7 @@ class ActionModule(BlockAction):
             "dest": str(folder),
             "written": outcome.written,
             "removed": outcome.removed,
-            "warnings": [*plan.warnings, *lowercased_key_warnings(block)],
+            "warnings": [*plan.warnings, *lowercased_key_warnings(block, self.workspace)],
         }
         if self._task.diff and outcome.diffs:
             result["diff"] = outcome.diffs

@@ -24,4 +24,4 @@ class ActionModule(BlockAction):
         unpublished = config.unpublished_waf_image(loaded.values)
         if unpublished is not None and self._task.args.get("apply"):
             return config_failure(config.ConfigError([unpublished]), "nothing was applied")
-        return {"changed": False, "warnings": [*loaded.warnings, *lowercased_key_warnings(block)]}
+        return {"changed": False, "warnings": [*loaded.warnings, *lowercased_key_warnings(block, self.workspace)]}

@@ -12,6 +12,12 @@ description:
     actions with C(ANSIBLE_VERBOSITY=1) by default, which would print every task's whole result.
   - C(msg), C(problems) and the other small values of a result are shown as the default callback shows them, so
     a failure still ends with its message. C(-vvv) shows everything.
+  - With O(display_ok_hosts) false (the block's Polycrate actions set it), a task that is ok is still shown when it
+    says something, that is C(debug) messages (install's summary, the status table) and warnings.
+  - The results of the roles' argument checks are not printed below C(-vvv).
+  - A failed task whose message has several lines (the block's own messages about the cluster and the
+    kubeconfig) is shown once, as its result; ansible-core 2.19 would print the same message before it again,
+    with the task's source lines.
 version_added: "0.11.0"
 extends_documentation_fragment:
   - default_callback
@@ -34,13 +40,42 @@ from typing import Any
 from ansible.plugins.callback.default import CallbackModule as DefaultCallback
 
 # Kept whole at any size: what a failure or a summary says.
-KEEP = frozenset({"msg", "problems", "failed", "changed", "skipped", "rc", "stderr"})
+KEEP = frozenset({"msg", "problems", "failed", "changed", "skipped", "rc", "stderr", "module_stderr", "module_stdout"})
+# Ok results shown even with display_ok_hosts false: they are what the task is for.
+SAYS = frozenset({"debug", "ansible.builtin.debug", "ansible.legacy.debug"})
+QUIET = frozenset({"validate_argument_spec", "ansible.builtin.validate_argument_spec"})
 
 
 class CallbackModule(DefaultCallback):  # type: ignore[misc]  # ansible-core ships no type hints
     CALLBACK_VERSION = 2.0
     CALLBACK_TYPE = "stdout"
     CALLBACK_NAME = "polycrate_blocks.envoy.abridged"
+
+    # `_task` and `_result`: the names both ansible-core 2.18 (Polycrate's image) and 2.19 have.
+    def v2_runner_on_ok(self, result: Any) -> None:
+        says = result._task.action in SAYS or bool(result._result.get("warnings"))
+        if says and not self.get_option("display_ok_hosts"):
+            self.set_option("display_ok_hosts", True)
+            try:
+                super().v2_runner_on_ok(result)
+            finally:
+                self.set_option("display_ok_hosts", False)
+            return
+        super().v2_runner_on_ok(result)
+
+    def _run_is_verbose(self, result: Any, *args: Any, **kwargs: Any) -> bool:
+        if result._task.action in QUIET and self._display.verbosity < 3:
+            return False
+        return bool(super()._run_is_verbose(result, *args, **kwargs))
+
+    def _handle_exception(self, result: Any, *args: Any, **kwargs: Any) -> None:
+        msg = result.get("msg")
+        if self._display.verbosity < 3 and isinstance(msg, str) and "\n" in msg:
+            # A message of several lines follows in the result, unfolded (a literal block); a one-line message is
+            # left to ansible-core's own error line, the only place it is printed unfolded.
+            result.pop("exception", None)
+            return
+        super()._handle_exception(result, *args, **kwargs)
 
     def _dump_results(self, result: Mapping[str, Any], *args: Any, **kwargs: Any) -> Any:
         if self._display.verbosity < 3:

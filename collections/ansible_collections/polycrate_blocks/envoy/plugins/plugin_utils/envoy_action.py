@@ -4,7 +4,6 @@ Ansible shows once and cleanly (a result with `failed`, never an exception trace
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,8 @@ class BlockAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no ty
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result: dict[str, Any] = super().run(tmp, task_vars)
+        # Polycrate's `workspace` snapshot variable, when the action runs under Polycrate.
+        self.workspace = (task_vars or {}).get("workspace")
         block = self._task.args.get("block")
         if not isinstance(block, Mapping):
             return {
@@ -53,14 +54,15 @@ def config_failure(error: config.ConfigError, consequence: str) -> dict[str, Any
     }
 
 
-def lowercased_key_warnings(block: Mapping[str, Any]) -> list[str]:
-    """Under Polycrate (POLYCRATE_WORKSPACE is set): the config keys workspace.poly spells with capitals, which
-    reach the block lower-cased. The snapshot cannot show them, so workspace.poly is read."""
-    workspace = os.environ.get("POLYCRATE_WORKSPACE")
-    if not workspace:
+def lowercased_key_warnings(block: Mapping[str, Any], workspace: Any) -> list[str]:
+    """Under Polycrate: the config keys workspace.poly spells with capitals, which reach the block lower-cased.
+    The snapshot cannot show them, so the workspace file is read (`workspace` is the snapshot's: its `path`, in
+    the mode the action runs in, and the file name Polycrate read)."""
+    if not isinstance(workspace, Mapping) or not workspace.get("path"):
         return []
+    name = str((workspace.get("config") or {}).get("workspaceconfig") or "workspace.poly")
     try:
-        doc = yaml.safe_load((Path(workspace) / "workspace.poly").read_text(encoding="utf-8"))
+        doc = yaml.safe_load((Path(str(workspace["path"])) / name).read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
-        return []  # another file name, or unreadable: Polycrate itself reports a broken workspace
+        return []  # unreadable: Polycrate itself reports a broken workspace
     return polycrate.lowercased_keys(doc, str(block.get("name") or "")) if isinstance(doc, dict) else []

@@ -6,6 +6,7 @@ when it found none (v0.23.3), which hides the user's own. Plain ansible-playbook
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -61,10 +62,12 @@ def find_kubeconfig(
     artifacts_path = str((artifacts if isinstance(artifacts, Mapping) else {}).get("path") or "")
     where = f"{artifacts_path}/kubeconfig.yml" if artifacts_path else "artifacts/blocks/<block>/kubeconfig.yml"
     state = "empty" if "KUBECONFIG" in env else "not set"
+    # Two lines, printed unfolded (see unreachable_message).
     raise NoKubeconfig(
-        "No kubeconfig found. The block looked at block.kubeconfig.path (empty: Polycrate found no kubeconfig), "
-        f"KUBECONFIG ({state}) and {home} (missing). Put the cluster's kubeconfig at {where} (Polycrate "
-        "passes it to the block), or set KUBECONFIG when running ansible-playbook yourself. Nothing was changed."
+        f"No kubeconfig found: block.kubeconfig.path (empty: Polycrate found none), KUBECONFIG ({state}) and {home} "
+        "(missing).\n"
+        f"Put the cluster's kubeconfig at {where} (Polycrate passes it to the block), or set KUBECONFIG when running "
+        "ansible-playbook yourself. Nothing was changed."
     )
 
 
@@ -99,14 +102,22 @@ CAUSES: tuple[tuple[tuple[str, ...], str], ...] = (
 
 
 def unreachable_message(error_text: str, server: str, kubeconfig_source: str) -> str:
-    """One message for a failed API call: the cause in words, the server, the kubeconfig, the raw reason."""
+    """One message for a failed API call: the cause in words, the server, the kubeconfig, the innermost error.
+
+    `error_text` is the exception chain, outermost first, joined by " <- " (the k8s_list module writes it so).
+    """
     lowered = error_text.lower()
     cause = next((meaning for needles, meaning in CAUSES if any(n in lowered for n in needles)), "the call failed")
-    raw = " ".join(error_text.split())
-    if len(raw) > 300:
-        raw = raw[:297] + "..."
+    if not server and (found := re.search(r"host='([^']+)', port=(\d+)", error_text)):
+        server = f"https://{found[1]}:{found[2]}"
+    reason = " ".join(error_text.rsplit(" <- ", maxsplit=1)[-1].split())
+    if len(reason) > 200:
+        reason = reason[:197] + "..."
     at = f" at {server}" if server else ""
+    # Two lines: the YAML result format prints a text with a newline as a literal block, never folded, so the
+    # cause stays on the first line whatever the paths' length.
     return (
-        f"Cannot talk to the Kubernetes API server{at} (kubeconfig: {kubeconfig_source}): {cause}. "
-        f"Check that the cluster is up and that the kubeconfig points at it with valid credentials. Reason: {raw}"
+        f"Cannot talk to the Kubernetes API server{at}: {cause}.\n"
+        f"Check that the cluster is up and that the kubeconfig points at it with valid credentials. "
+        f"kubeconfig: {kubeconfig_source}. Error: {reason}"
     )

@@ -59,6 +59,9 @@ def lowercased_keys(workspace_poly: Mapping[str, Any], block_name: str) -> list[
     found: list[str] = []
 
     def walk(node: Any, path: str) -> None:
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                walk(item, f"{path}[{index}]")
         if not isinstance(node, Mapping):
             return
         for key, value in node.items():
