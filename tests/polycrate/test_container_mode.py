@@ -38,9 +38,8 @@ pytestmark = pytest.mark.playbook
 def docker() -> Iterator[Dockerd]:
     store = Store(offline=True)
     images.polycrate_image(store)
-    archive = store.archive(images.POLYCRATE_REF)
     with dockerd(store) as daemon:
-        daemon.load(archive, images.POLYCRATE_REF)
+        daemon.load(store, images.POLYCRATE_REF)
         yield daemon
 
 

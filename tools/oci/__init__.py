@@ -447,14 +447,24 @@ class Dockerd:
     log: Path
 
     def docker(self, *args: str, what: str = "docker") -> str:
+        """The docker CLI (`docker` on PATH) against this engine."""
         return _run(["docker", "--host", self.host, *args], what, env={**os.environ, "DOCKER_HOST": self.host})
 
-    def load(self, archive: Path, ref: str) -> None:
-        """`docker load` of a docker-archive tar unless `ref` is already there with the same id."""
-        with contextlib.suppress(OCIError):
-            self.docker("image", "inspect", ref)
-            return
+    def load(self, store: Store, ref: str) -> None:
+        """`ref` from the store into this engine (buildah push docker-archive, docker load), unless the one
+        loaded last is the same image. The archive is deleted once loaded: the data root keeps the image."""
+        image = store.image_id(ref)
+        if image is None:
+            raise OCIError(f"no image {ref} in {store.path}: run `make images`")
+        stamp = store.path / "docker" / f"loaded-{ref.replace('/', '_').replace(':', '_')}"
+        if stamp.exists() and stamp.read_text(encoding="utf-8") == image:
+            with contextlib.suppress(OCIError):
+                self.docker("image", "inspect", ref)
+                return
+        archive = store.archive(ref)
         self.docker("load", "--input", str(archive), what=f"docker load {archive.name}")
+        stamp.write_text(image, encoding="utf-8")
+        archive.unlink()
 
 
 @contextlib.contextmanager
