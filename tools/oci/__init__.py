@@ -181,6 +181,8 @@ class Store:
     def _record(self, ref: str, key: str) -> None:
         self._stamp(ref).parent.mkdir(parents=True, exist_ok=True)
         self._stamp(ref).write_text(key, encoding="utf-8")
+        # The image `ref` named before is now untagged: vfs keeps full copies, so drop it.
+        self.buildah("rmi", "--prune", what="buildah rmi --prune")
 
     def stand_in(
         self, ref: str, config: ImageConfig, rootfs: Path | None = None, copies: Mapping[str, Path] | None = None
