@@ -10,11 +10,17 @@ what it leaves out, and why) and loaded under the tag Polycrate runs (cargo.ayed
 through the host network; the kubeconfig goes in with its certificates inlined (the harness's names files
 outside the workspace) and the registry's CA through SSL_CERT_FILE, passed with Polycrate's --env.
 
-Guards: in the image's Python (jsonschema 3.2, kubernetes 17, PyYAML 5.3) and with its helm 3.17.0, render,
-plan, install, install again (changed=0), status and uninstall --force all pass, the artifacts land in the
-block's artifacts folder (root-owned: Polycrate's container runs as root), and the summary shows the
-Gateway's address. Mutation check (done once): a `playbook:` action in block.poly (instead of the script
-action) turned it red at render.
+Status: the block's Python does not run in the image's yet (issue 17 item 3): render fails on jsonschema 3.2
+(`module 'jsonschema' has no attribute 'Draft202012Validator'`) and, with that worked around in the staged
+copy, plan fails in the kubernetes 17 client (`TypeError: 'NoneType' object is not iterable`). Until the
+block supports those versions the test is a strict xfail: it fails the suite once it passes, so the mark
+goes with the fix.
+
+Guards (once it passes): in the image's Python (jsonschema 3.2, kubernetes 17, PyYAML 5.3) and with its
+helm 3.17.0, render, plan, install, install again (changed=0), status and uninstall --force pass, the
+artifacts land in the block's artifacts folder, and the summary shows the Gateway's address. Nothing on the
+test's PATH runs a playbook, so every action that passes ran in the image. Seen red for real: render in the
+image fails on jsonschema 3.2 (above).
 """
 
 from __future__ import annotations
@@ -57,6 +63,10 @@ def inline_kubeconfig(source: Path, dest: Path) -> Path:
     return dest
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 17 item 3: the block's Python does not yet support the image's jsonschema 3.2 / kubernetes 17",
+)
 def test_lifecycle_in_container_mode(docker: Dockerd, kube: Kube, tmp_path: Path) -> None:  # noqa: F811
     cfg = kube.config(
         default_gateway={"enabled": True},
