@@ -58,7 +58,7 @@ type harness struct {
 	out    *lockedBuffer
 }
 
-func start(t *testing.T, mutate func(*settings.Settings)) *harness {
+func start(t testing.TB, mutate func(*settings.Settings)) *harness {
 	t.Helper()
 	s := settings.Defaults()
 	s.CRSDir = crsDir(t)
@@ -221,8 +221,7 @@ func TestDetect(t *testing.T) {
 // BenchmarkServerGET is the benchmark's GET through the ext_proc service over gRPC (in-process
 // connection): next to BenchmarkEngineGET it is the service's own cost.
 func BenchmarkServerGET(b *testing.B) {
-	t := &testing.T{}
-	h := start(t, nil)
+	h := start(b, nil)
 	msg := headers("GET", "/bench?q=hello", nil, true, "127.0.0.1:40000")
 	loop(b, func() {
 		stream, err := h.client.Process(context.Background())

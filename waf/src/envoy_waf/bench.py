@@ -159,21 +159,28 @@ def rss_mib(pid: int) -> float:
 
 
 GO_BENCH = ["go", "test", "-tags", "re2_cgo", "-run", "^$"]
+# The engine alone on the bench's two requests, and the service's own handler on the GET over an
+# in-process gRPC connection (no TCP, no Envoy): what the service adds to the engine.
+GO_BENCHMARKS = "^Benchmark(EngineGET|EngineJSON16K|ServerGET)$"
 
 
 def engine_cpu_ms(json_file: Path) -> dict[str, float]:
     """CPU ms per request of the engine alone (Coraza in-process, the same rules and requests), from the Go
     benchmarks in waf/internal/server, built like the service (RE2 through cgo)."""
     out = subprocess.run(
-        [*GO_BENCH, "-bench", "^BenchmarkEngine(GET|JSON16K)$", "-benchtime", "200x", "./internal/server"],
+        [*GO_BENCH, "-bench", GO_BENCHMARKS, "-benchtime", "200x", "./internal/server"],
         cwd=Path(__file__).resolve().parents[2],
         env={**os.environ, "WAF_BENCH_JSON": str(json_file)},
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    found = dict(re.findall(r"BenchmarkEngine(\w+?)(?:-\d+)?\s+\d+\s+\d+ ns/op\s+([\d.]+) cpu-ms/op", out))
-    return {"GET": float(found["GET"]), "JSON": float(found["JSON16K"])}
+    found = dict(re.findall(r"Benchmark(\w+?)(?:-\d+)?\s+\d+\s+\d+ ns/op\s+([\d.]+) cpu-ms/op", out))
+    return {
+        "GET": float(found["EngineGET"]),
+        "JSON": float(found["EngineJSON16K"]),
+        "server": float(found["ServerGET"]),
+    }
 
 
 @dataclass
@@ -249,6 +256,7 @@ def main() -> int:
         )
     row("WAF CPU ms per request", [f"{runs[k]['waf'].waf_cpu_ms:.3f}" for k in ("GET", "JSON")])
     row("engine alone, CPU ms", [f"{engine[k]:.3f}" for k in ("GET", "JSON")])
+    row("service in-process (gRPC, no TCP)", [f"{engine['server']:.3f}", ""])
     row("  WAF / engine", [f"{runs[k]['waf'].waf_cpu_ms / engine[k]:.2f}x" for k in ("GET", "JSON")])
     row("WAF RSS MiB after", [f"{runs[k]['waf'].rss:.0f}" for k in ("GET", "JSON")])
     ratio = max(runs[k]["waf"].waf_cpu_ms / engine[k] for k in ("GET", "JSON"))
