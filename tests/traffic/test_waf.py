@@ -15,7 +15,7 @@ from .deploy import Deployed, deployed
 from .stack import LEAK, http_request, wait_for
 
 # name -> (method, path, body, headers, the WAF's answer): CRS blocks with waf.block_status (403); the WAF
-# refuses an XML body with a DTD before parsing it (400, envoy_waf.xmlguard).
+# refuses an XML body with a DTD before parsing it (400, waf/internal/xmlguard).
 ATTACKS = {
     "SQL injection in the query": ("GET", "/search?id=1%27%20OR%20%271%27%3D%271", None, {}, 403),
     "XSS in the query": ("GET", "/?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E", None, {}, 403),

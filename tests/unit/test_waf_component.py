@@ -8,13 +8,12 @@ waf.response_inspection.enabled says -> red ([eep-no-response-phase], [eep-respo
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-
-import subprocess
-from pathlib import Path
 
 from tests.conftest import ROOT
 from tests.support.helpers import MISSING, at, find, kinds, load, with_gateway
@@ -68,7 +67,13 @@ CASES: list[tuple[str, dict[str, Any], str, str, Any]] = [
         "spec.extProc[0].failOpen",
         True,
     ),
-    ("eep-body-buffered", ON, "EnvoyExtensionPolicy", "spec.extProc[0].processingMode.request", {**ATTRS, "body": "Buffered"}),
+    (
+        "eep-body-buffered",
+        ON,
+        "EnvoyExtensionPolicy",
+        "spec.extProc[0].processingMode.request",
+        {**ATTRS, "body": "Buffered"},
+    ),
     (
         "eep-headers-only",
         {"waf": {"enabled": True, "body": {"enabled": False}, "default_policy": {"enabled": True}}},

@@ -1,5 +1,5 @@
 """A demo or test run killed hard (SIGKILL, no cleanup) leaves no process behind: its Envoy (in a
-session of its own), its WAF supervisor and the supervisor's workers die with it.
+session of its own) and its WAF service die with it.
 
 Mutation check (done once, restored): taking the prctl call out of envoy_waf.reaper turned
 test_a_killed_run_leaves_no_process_behind red (Envoy and the WAF still running 10 s later).
@@ -22,9 +22,9 @@ RUN = """
 import json, sys, time
 from envoy_waf.testbed import Backend, EnvoyProcess, WAFProcess
 backend = Backend()
-waf = WAFProcess(sys.argv[1], workers=2)
+waf = WAFProcess(sys.argv[1])
 envoy = EnvoyProcess(backend.port, waf.port)
-pids = {"envoy": envoy.process.pid, "waf": waf.process.pid, "workers": waf.worker_pids()}
+pids = {"envoy": envoy.process.pid, "waf": waf.process.pid}
 print(json.dumps({**pids, "port": envoy.port}), flush=True)
 time.sleep(600)
 """
@@ -43,8 +43,6 @@ def test_a_killed_run_leaves_no_process_behind(crs: str) -> None:
         assert run.stdout is not None
         started = json.loads(run.stdout.readline())
         pids = {"envoy": started["envoy"], "waf": started["waf"]}
-        pids.update({f"worker {n}": pid for n, pid in enumerate(started["workers"])})
-        assert len(started["workers"]) == 2
         assert request(started["port"], "GET", "/")[0] == 200
         run.send_signal(signal.SIGKILL)
         run.wait(timeout=10)

@@ -8,8 +8,8 @@
 // own operator (Go's regexp), for comparison (make bench-waf).
 //
 // Semantics follow Coraza's operator: the pattern is compiled with (?sm) (dot matches newline, ^ and $
-// per line), captures fill TX.0-TX.9 when the rule captures. RE2 stops at the first invalid UTF-8 byte
-// of its input in UTF-8 mode, which would let a stray byte hide what follows it from every rule: input
+// per line), captures fill TX.0-TX.9 when the rule captures. go-re2 documents that RE2 in UTF-8 mode may
+// stop at an invalid UTF-8 byte, which would let a stray byte hide what follows it from a rule: input
 // that is not valid UTF-8 is matched by the same pattern compiled for Latin-1 (every byte a character),
 // which reads all of it. Patterns that match raw bytes (\xNN above 0x7f) are Latin-1 only, as Coraza
 // itself does for them.

@@ -69,7 +69,34 @@ func New(s settings.Settings, w *audit.Writer, m *Metrics) (*WAF, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the rules: %w", err)
 	}
+	warmUp(engine, s.InspectResponse)
 	return &WAF{Settings: s, Engine: engine, Audit: w, Metrics: m}, nil
+}
+
+// warmUp runs a few requests through the engine before the service takes traffic: the first transactions
+// pay for lazily built state (pools, memoised transformations, the first RE2 calls), which on a busy node
+// took the first real request past Envoy's message timeout (504). Verdicts are discarded; nothing is logged.
+func warmUp(engine coraza.WAF, responses bool) {
+	for i := 0; i < 3; i++ {
+		tx := engine.NewTransaction()
+		tx.ProcessConnection("127.0.0.1", 40000, "127.0.0.1", 10080)
+		tx.ProcessURI("/warm-up?q=hello&id=1", "POST", "HTTP/1.1")
+		tx.AddRequestHeader("Host", "warm-up.local")
+		tx.AddRequestHeader("Content-Type", "application/json")
+		if tx.ProcessRequestHeaders() == nil {
+			_, _, _ = tx.WriteRequestBody([]byte(`{"name": "widget", "note": "` + strings.Repeat("warm ", 60) + `"}`))
+			_, _ = tx.ProcessRequestBody()
+		}
+		if responses {
+			tx.AddResponseHeader("Content-Type", "text/html")
+			if tx.ProcessResponseHeaders(200, "HTTP/1.1") == nil {
+				_, _, _ = tx.WriteResponseBody([]byte("<html><body>" + strings.Repeat("<p>ok</p>", 40) + "</body></html>"))
+				_, _ = tx.ProcessResponseBody()
+			}
+		}
+		tx.ProcessLogging()
+		_ = tx.Close()
+	}
 }
 
 var (

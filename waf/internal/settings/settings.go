@@ -341,6 +341,11 @@ func (s Settings) Directives() (string, error) {
 		// A body that does not parse is refused (an empty one, a DELETE with a Content-Type, is never
 		// parsed). logdata: the parser's reason in the log, never the body.
 		`SecRule REQBODY_ERROR "!@eq 0" "id:200002,phase:2,t:none,log,deny,status:400,msg:'Failed to parse request body.',logdata:'%{reqbody_error_msg}'"`,
+		// The engine drops arguments past SecArgumentsLimit (no rule would see them: an attack in argument
+		// 1001 would pass), so a request that reaches the limit is refused. Before the CRS in each phase:
+		// it is also refused before the CRS spends its time on a thousand arguments.
+		`SecRule ARGUMENTS_LIMIT_REACHED "@eq 1" "id:200004,phase:1,t:none,log,deny,status:400,msg:'Argument limit reached; request rejected (GET/PATH args)'"`,
+		`SecRule ARGUMENTS_LIMIT_REACHED "@eq 1" "id:200005,phase:2,t:none,log,deny,status:400,msg:'Argument limit reached; request rejected (POST args)'"`,
 	}
 	lines = append(lines, s.responseDirectives()...)
 	lines = append(lines,

@@ -4,8 +4,8 @@
 // at the backend would pass the rules, and internal entities are how expansion bombs are built. So a body
 // the engine would parse as XML is refused (400) when it declares a DTD (`<!DOCTYPE`, `<!ENTITY`), when
 // it is in an encoding in which those bytes could hide (UTF-16/32, EBCDIC, a declared encoding other than
-// UTF-8, US-ASCII or ISO-8859-1), or when it nests deeper than MaxDepth (a parser's stack, and the limit
-// libxml2 applies, which operators already know from the previous engine).
+// UTF-8, US-ASCII or ISO-8859-1), when it is not well-formed (the engine's own XML reader is lenient), or
+// when it nests deeper than MaxDepth (the limit libxml2 applied under the previous engine).
 package xmlguard
 
 import (
@@ -15,6 +15,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxDepth is the deepest element nesting accepted.
@@ -55,35 +56,68 @@ func Refusal(body []byte) string {
 	if dtd.Match(body) {
 		return "XML bodies with a document type declaration (DOCTYPE/ENTITY) are not accepted"
 	}
-	if tooDeep(body) {
-		return "XML bodies nested deeper than 256 elements are not accepted"
-	}
-	return ""
+	return structure(body)
 }
 
-// tooDeep walks the element structure only (no values kept); a malformed body is left to the engine,
-// which answers 400 for it.
-func tooDeep(body []byte) bool {
+// structure walks the elements (no values kept): a body that is not well-formed XML, or nests deeper
+// than MaxDepth, is refused here (the engine's own XML reader is lenient: it would inspect half a
+// document and pass it on).
+func structure(body []byte) string {
 	d := xml.NewDecoder(bytes.NewReader(body))
-	d.Strict = false
-	d.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return r, nil }
-	depth := 0
+	d.Strict = true
+	d.CharsetReader = func(label string, r io.Reader) (io.Reader, error) {
+		if l := strings.ToLower(label); l == "iso-8859-1" || l == "latin1" || l == "iso_8859-1" {
+			return &latin1{r: r}, nil
+		}
+		return r, nil // UTF-8 and US-ASCII (Refusal already turned every other encoding away)
+	}
+	depth, roots := 0, 0
 	for {
-		tok, err := d.RawToken()
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			if roots == 0 {
+				return "XML body is not well-formed: no root element"
+			}
+			return ""
+		}
 		if err != nil {
-			return false
+			return "XML body is not well-formed: " + err.Error()
 		}
 		switch tok.(type) {
 		case xml.StartElement:
+			if depth == 0 {
+				if roots++; roots > 1 {
+					return "XML body is not well-formed: more than one root element"
+				}
+			}
 			depth++
 			if depth > MaxDepth {
-				return true
+				return "XML bodies nested deeper than 256 elements are not accepted"
 			}
 		case xml.EndElement:
 			depth--
 		}
-		if errors.Is(err, io.EOF) {
-			return false
+	}
+}
+
+// latin1 decodes ISO-8859-1 into UTF-8 (each byte is the code point of the same value).
+type latin1 struct {
+	r       io.Reader
+	pending []byte
+}
+
+func (l *latin1) Read(p []byte) (int, error) {
+	if len(l.pending) == 0 {
+		buf := make([]byte, max(1, len(p)/2))
+		n, err := l.r.Read(buf)
+		for _, b := range buf[:n] {
+			l.pending = utf8.AppendRune(l.pending, rune(b))
+		}
+		if n == 0 {
+			return 0, err
 		}
 	}
+	n := copy(p, l.pending)
+	l.pending = l.pending[n:]
+	return n, nil
 }

@@ -33,6 +33,8 @@ func TestRefusal(t *testing.T) {
 		{"ebcdic", []byte("\x4c\x6f\xa7\x94\x40"), true},
 		{"shift-jis", []byte(`<?xml version="1.0" encoding="Shift_JIS"?><o/>`), true},
 		{"depth-256", []byte(strings.Repeat("<a>", 256) + "x" + strings.Repeat("</a>", 256)), false},
+		{"malformed", []byte("<order><id>5</order"), true},
+		{"two-roots", []byte("<a/><b/>"), true},
 		{"depth-257", []byte(strings.Repeat("<a>", 257) + "x" + strings.Repeat("</a>", 257)), true},
 	}
 	for _, c := range cases {

@@ -1,3 +1,3 @@
-"""Envoy ext_proc WAF: SecLang rules + OWASP CRS on libmodsecurity v3."""
+"""Test harness of the envoy-waf Go service (waf/cmd/envoy-waf): Envoy, backends, the CRS corpus, the bench."""
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"

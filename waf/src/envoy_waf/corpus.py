@@ -1,18 +1,19 @@
-"""Replay the OWASP CRS regression corpus (go-ftw YAML) against the engine, or through Envoy + the WAF.
+"""Replay the OWASP CRS regression corpus (go-ftw YAML) through a real Envoy + the WAF service (Coraza).
 
 Each stage is judged on what the corpus checks in the log: the rule ids that must / must not fire and the
 regexes the log must / must not match. Stages that only check a status (DetectionOnly never blocks) or
 expect a client error are counted as `status-only` / `skipped`, never as passes. The requests are built as
-go-ftw sends them and as an HTTP server hands them to ModSecurity: header values as UTF-8 bytes, go-ftw's
-`{{ "x" | repeat N }}` expanded, the body framed by Content-Length or chunked encoding (none without
-either). The backend is albedo's (the corpus's): `POST /reflect` answers with the response its JSON body
-describes, which is how the RESPONSE-* tests make a response leak; every stage runs the response phases.
+go-ftw sends them: header values as UTF-8 bytes, go-ftw's `{{ "x" | repeat N }}` expanded, the body framed
+by Content-Length or chunked encoding (none without either). The backend is albedo's (the corpus's):
+`POST /reflect` answers with the response its JSON body describes, which is how the RESPONSE-* tests make
+a response leak; every stage runs the response phases. The WAF's audit lines (by request id) say which
+rules fired; regex checks on the engine's log cannot be judged that way (`regex-only`).
 
 Known limitations come from CRS-CORPUS.md (one row per rule and test ids, with the run it applies to and
 why): a listed stage that fails is `known-<kind>`, not `fail`; one that passes is reported as stale; every
 other failure is `fail` and printed, so a new one is visible.
 
-    python -m envoy_waf.corpus --crs DIR [--envoy] [--only REQUEST-942] [--floor 0.95]
+    python -m envoy_waf.corpus --crs DIR [--only REQUEST-942] [--floor 0.95]
 """
 
 from __future__ import annotations
@@ -34,9 +35,7 @@ from typing import Any
 
 import yaml
 
-from .engine import Engine
-from .settings import Settings, directives
-from .testbed import reflect
+from .testbed import Backend, EnvoyProcess, WAFProcess
 
 # The engine settings the corpus README asks for, placed where it says (crs-setup.conf, before the CRS:
 # 920400 reads tx.max_file_size in phase 1). DetectionOnly and paranoia level 4 come from the Settings.
@@ -50,12 +49,12 @@ CORPUS_SETUP = (
 CRS_METHODS = ("GET", "HEAD", "POST", "OPTIONS")
 KNOWN_FILE = Path(__file__).resolve().parents[2] / "CRS-CORPUS.md"
 KNOWN_START, KNOWN_END = "<!-- known-limitations:start -->", "<!-- known-limitations:end -->"
-KINDS = ("libmodsecurity", "http", "envoy")
+KINDS = ("coraza", "http", "envoy")
 _REPEAT = re.compile(r'\{\{\s*"([^"]*)"\s*\|\s*repeat\s+(\d+)\s*\}\}')
 
 
 def corpus_settings(crs: Path) -> dict[str, Any]:
-    """The WAF settings of a corpus run (engine-direct and through Envoy alike)."""
+    """The WAF settings of a corpus run."""
     return {
         "crs_dir": str(crs),
         "mode": "detect",
@@ -209,8 +208,8 @@ def load(corpus_dir: Path, only: str = "") -> Iterator[Stage]:
 class Known:
     """One row of CRS-CORPUS.md's list: a stage that cannot pass in a run, and why."""
 
-    kind: str  # libmodsecurity | http | envoy
-    runs: frozenset[str]  # engine, envoy
+    kind: str  # coraza | http | envoy
+    runs: frozenset[str]  # envoy
     reason: str
 
 
@@ -225,8 +224,8 @@ def known_limitations(path: Path = KNOWN_FILE) -> dict[tuple[int, int], Known]:
             continue  # the header, its rule, prose
         rule, tests, runs, kind, reason = cells
         run_set = frozenset(r.strip() for r in runs.split(","))
-        if kind not in KINDS or not run_set <= {"engine", "envoy"}:
-            raise ValueError(f"{path}: bad row {line!r}: kind is one of {KINDS}, runs engine and/or envoy")
+        if kind not in KINDS or not run_set <= {"envoy"}:
+            raise ValueError(f"{path}: bad row {line!r}: kind is one of {KINDS}, runs is envoy")
         for test in tests.split(","):
             key = (int(rule), int(test))
             if key in out:
@@ -276,42 +275,6 @@ def _run_known(known: Mapping[tuple[int, int], Known], run: str, stage: Stage) -
     return item if item is not None and run in item.runs else None
 
 
-def replay_engine(crs: Path, corpus: Path, only: str = "") -> Report:
-    engine = Engine(directives(Settings(**corpus_settings(crs))))
-    known = known_limitations()
-    report = Report()
-    for stage in load(corpus, only):
-        if stage.kind != "log":
-            report.counts[stage.kind] += 1
-            continue
-        tx = engine.transaction(client=("127.0.0.1", 40000), server=("127.0.0.1", 80))
-        try:
-            tx.request(
-                method=stage.method,
-                uri=stage.uri,
-                http_version=stage.version,
-                headers=stage.header_bytes(),
-                body=stage.body or None,
-            )
-            if stage.method == "POST" and stage.uri.split("?")[0] in ("/reflect", "/reflect/"):
-                status, response_headers, response_body = reflect(stage.body)
-            else:
-                status, response_headers, response_body = 200, [], b""  # albedo's answer to anything else
-            response_headers = [*response_headers, ("Content-Length", str(len(response_body)))]
-            tx.response(
-                status=status,
-                headers=[(k.encode(), v.encode()) for k, v in response_headers],
-                body=response_body or None,
-            )
-        finally:
-            tx.close()
-        lines = tx.log_lines
-        fired = {int(m) for line in lines for m in re.findall(rb'\[id "(\d+)"\]', line)}
-        verdict, detail = judge(stage, fired, "\n".join(line.decode(errors="replace") for line in lines))
-        report.add(stage, verdict, _run_known(known, "engine", stage), detail)
-    return report
-
-
 def _send(port: int, stage: Stage, request_id: str) -> int:
     lines = [f"{stage.method} {stage.uri} HTTP/{stage.version}"]
     lines += [f"{k}: {v}" for k, v in stage.headers if k.lower() not in ("x-request-id",)]
@@ -334,8 +297,6 @@ def _send(port: int, stage: Stage, request_id: str) -> int:
 
 
 def replay_envoy(crs: Path, corpus: Path, only: str = "") -> Report:
-    from .testbed import Backend, EnvoyProcess, WAFProcess  # noqa: PLC0415 - only this mode needs them
-
     settings = corpus_settings(crs)
     backend = Backend()
     waf = WAFProcess(settings.pop("crs_dir"), **{**settings, "allowed_methods": list(CRS_METHODS)})
@@ -358,9 +319,9 @@ def replay_envoy(crs: Path, corpus: Path, only: str = "") -> Report:
         for event in waf.events():  # one for the request, one more for the response when rules matched there
             fired[event["request_id"]] |= set(event["rule_ids"])
         seen = {
-            line.split('"request_id": "')[1].split('"')[0]
+            line.split('"request_id":"')[1].split('"')[0]
             for line in waf.output().splitlines()
-            if '"request_id": "crs-' in line
+            if '"request_id":"crs-' in line
         }
         for stage, request_id, status in sent:
             verdict, detail = judge(stage, fired[request_id], None)
@@ -388,12 +349,11 @@ def pass_rate(counts: Mapping[str, int]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--crs", type=Path, required=True, help="CRS release folder (rules/ and tests/)")
-    parser.add_argument("--envoy", action="store_true", help="through a real Envoy + the WAF service")
     parser.add_argument("--only", default="", help="only corpus files whose path contains this")
     parser.add_argument("--floor", type=float, default=0.0, help="fail below this pass rate (pass / (pass+fail))")
     args = parser.parse_args()
     corpus = args.crs / "tests" / "regression"
-    report = (replay_envoy if args.envoy else replay_engine)(args.crs, corpus, args.only)
+    report = replay_envoy(args.crs, corpus, args.only)
     rate = pass_rate(report.counts)
     for line in report.unexpected:
         print(f"FAIL (not a known limitation) {line}", file=sys.stderr)
@@ -401,8 +361,7 @@ def main() -> int:
         print(f"STALE (listed in CRS-CORPUS.md, but passed) {line}", file=sys.stderr)
     for line in report.changed:
         print(f"CHANGED BY ENVOY (answered before the WAF) {line}", file=sys.stderr)
-    mode = "envoy" if args.envoy else "engine"
-    print(json.dumps({"mode": mode, **dict(sorted(report.counts.items())), "pass_rate": round(rate, 4)}))
+    print(json.dumps({"mode": "envoy", **dict(sorted(report.counts.items())), "pass_rate": round(rate, 4)}))
     return 0 if rate >= args.floor else 1
 
 

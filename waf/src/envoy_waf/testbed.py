@@ -153,7 +153,15 @@ class WAFProcess:
     """The WAF service (the Go binary, `envoy-waf --config FILE`) on a settings file written here. With
     `wait` (the default) returns once it serves (its "ready" line); without, at once (see wait_ready)."""
 
-    def __init__(self, crs_dir: str, port: int | None = None, *, wait: bool = True, **settings: Any) -> None:
+    def __init__(
+        self,
+        crs_dir: str,
+        port: int | None = None,
+        *,
+        wait: bool = True,
+        env: dict[str, str] | None = None,
+        **settings: Any,
+    ) -> None:
         self.port = port or free_port()
         self.dir = Path(tempfile.mkdtemp(prefix="envoy-waf-"))
         # One CPU's worth of threads unless asked: the tests share a small machine.
@@ -164,7 +172,7 @@ class WAFProcess:
             reaper.command([waf_binary(), "--config", str(self.dir / "waf.yaml")]),
             stdout=self.log,
             stderr=subprocess.STDOUT,
-            env=_env(),
+            env={**_env(), **(env or {})},
         )
         if wait:
             self.wait_ready()

@@ -554,8 +554,9 @@ def _service_problems(values: Mapping[str, Any]) -> list[Problem]:
     return problems
 
 
-# The WAF pod's size follows its worker count: each worker is one engine that keeps one CPU busy under load
-# (about 75 MiB RSS with the CRS at paranoia level 1, measured by make bench-waf), the supervisor about 25 MiB.
+# The WAF pod's size follows its worker count (waf.workers: the Go process's GOMAXPROCS, each keeping one CPU
+# busy under load). Sized as for the Python workers it replaced (75 MiB each): one Go process with the CRS
+# holds about 80 MiB idle and 250 MiB under 16 KiB JSON load (make bench-waf), within the derived limits.
 WAF_DEFAULT_WORKERS = 2
 _WORKER_RSS_MIB = 96  # per worker, with some room; below this per worker a memory limit gets the pod OOM-killed
 
