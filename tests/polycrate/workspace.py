@@ -87,7 +87,8 @@ class Workspace:
         output = re.sub(r"\x1b\[[0-9;]*m", "", (done.stdout + done.stderr).replace("\r\n", "\n"))
         action = Action(args, done.returncode, output)
         self.log.append(action)
-        (self.path.parent / f"{len(self.log):02d}-{'-'.join(args)}.log").write_text(output, encoding="utf-8")
+        name = re.sub(r"[^A-Za-z0-9.-]+", "_", "-".join(a for a in args if not a.startswith("-")))[:60]
+        (self.path.parent / f"{self.path.name}-{len(self.log):02d}-{name}.log").write_text(output, encoding="utf-8")
         return action
 
     def run(self, action: str, *flags: str) -> Action:
