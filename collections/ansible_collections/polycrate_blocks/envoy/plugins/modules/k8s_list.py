@@ -102,6 +102,13 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import An
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
 
+try:  # the module reports a missing library through kubernetes.core's own check
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.config import ConfigException
+    from urllib3.exceptions import HTTPError
+except ImportError:
+    ApiException = ConfigException = HTTPError = CoreException  # type: ignore[misc]
+
 
 def argspec() -> dict[str, Any]:
     args: dict[str, Any] = copy.deepcopy(AUTH_ARG_SPEC)
@@ -224,9 +231,10 @@ def main() -> None:
                 continue
             resources = [_metadata(obj) if metadata_only else _without_managed_fields(obj) for obj in resources]
             results.append({"item": query, "api_found": found["api_found"], "resources": resources})
-    # Whatever the client raises (urllib3, ssl, ApiException, a bad kubeconfig): the action plugin turns it into
-    # one message naming the cause. Failed outside the handler, so no traceback rides along.
-    except Exception as exc:  # noqa: BLE001
+    # What the client raises when the API server cannot be reached or refuses the call (urllib3, ssl and socket
+    # errors, ApiException, a bad kubeconfig): the action plugin turns it into one message naming the cause.
+    # Failed outside the handler, so no traceback rides along. Anything else is a bug and fails as one.
+    except (CoreException, ApiException, ConfigException, HTTPError, OSError) as exc:
         failure = _error_text(exc)
     if failure:
         module.fail_json(msg=failure, api_error=True, server=server, results=results)
