@@ -144,11 +144,14 @@ def _metadata_list(svc: K8sService, query: dict[str, Any], selectors: list[str])
         params["label_selector"] = ",".join(selectors)
     if query.get("name"):
         params["field_selector"] = f"metadata.name={query['name']}"
-    found = svc.client.get(resource, **params).to_dict()
+    # Parsed here, not by the client's serializer: kubernetes 17 (Polycrate's image) iterates `items`, which the
+    # API server sends as null for an empty PartialObjectMetadataList.
+    found = json.loads(svc.client.get(resource, serialize=False, **params).data)
     # PartialObjectMetadata items name their own kind, not the object's.
     api_version = query.get("api_version", "v1")
+    items = found.get("items") or []
     return {
-        "resources": [{**_metadata(item), "apiVersion": api_version, "kind": query["kind"]} for item in found["items"]],
+        "resources": [{**_metadata(item), "apiVersion": api_version, "kind": query["kind"]} for item in items],
         "api_found": True,
     }
 
