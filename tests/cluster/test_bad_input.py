@@ -1,9 +1,9 @@
 """Bad input on a real API server: each is one clear error before anything is changed.
 
 Guards: an unreachable API server stops install at its first read of the cluster, and a kubeconfig that does
-not exist before that, each with a message naming the kubeconfig; a chart version that does not exist stops install before the release (and before
-any object) is touched; a kind not served and a namespace the block may not create stop it with both
-problems, each once. The API server's audit log proves that nothing was written.
+not exist before that, each with a message naming the kubeconfig; a chart version that does not exist stops
+install before the release (and before any object) is touched; a kind not served and a namespace the block
+may not create stop it with both problems, each once. The API server's audit log proves that nothing was written.
 """
 
 from __future__ import annotations

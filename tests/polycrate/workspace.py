@@ -18,7 +18,6 @@ import ssl
 import subprocess
 import urllib.parse
 import urllib.request
-import urllib.response
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,7 +86,8 @@ class Workspace:
         output = re.sub(r"\x1b\[[0-9;]*m", "", (done.stdout + done.stderr).replace("\r\n", "\n"))
         action = Action(args, done.returncode, output)
         self.log.append(action)
-        (self.path.parent / f"{len(self.log):02d}-{'-'.join(args)}.log").write_text(output, encoding="utf-8")
+        name = re.sub(r"[^A-Za-z0-9.-]+", "_", "-".join(a for a in args if not a.startswith("-")))[:60]
+        (self.path.parent / f"{self.path.name}-{len(self.log):02d}-{name}.log").write_text(output, encoding="utf-8")
         return action
 
     def run(self, action: str, *flags: str) -> Action:
@@ -167,7 +167,7 @@ def push_scratch_image(
     context = ssl.create_default_context(cafile=str(ca_bundle))
     auth = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
-    def call(method: str, url: str, body: bytes = b"", content_type: str = "") -> urllib.response.addinfourl:
+    def call(method: str, url: str, body: bytes = b"", content_type: str = "") -> Any:
         request = urllib.request.Request(url, data=body or None, method=method, headers={"Authorization": auth})
         if content_type:
             request.add_header("Content-Type", content_type)
@@ -180,13 +180,14 @@ def push_scratch_image(
         location = urllib.parse.urljoin(f"https://{host}/", started.headers["Location"])
     separator = "&" if "?" in location else "?"
     call("PUT", f"{location}{separator}digest={digest}", config, "application/octet-stream").close()
+    media_type = "application/vnd.oci.image.manifest.v1+json"
     manifest = {
         "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "mediaType": media_type,
         "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": digest, "size": len(config)},
         "layers": [],
     }
-    call("PUT", f"{base}/manifests/latest", json.dumps(manifest).encode(), manifest["mediaType"]).close()
+    call("PUT", f"{base}/manifests/latest", json.dumps(manifest).encode(), media_type).close()
     return f"{host}/{repository}:latest"
 
 

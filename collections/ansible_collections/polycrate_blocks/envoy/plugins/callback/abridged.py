@@ -26,7 +26,7 @@ options:
   max_chars:
     description: Largest value, in characters of JSON, shown whole below -vvv.
     type: int
-    default: 2000
+    default: 1000
     env:
       - name: ENVOY_BLOCK_RESULT_MAX_CHARS
 requirements:

@@ -102,6 +102,13 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import An
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
 
+try:  # the module reports a missing library through kubernetes.core's own check
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.config import ConfigException
+    from urllib3.exceptions import HTTPError
+except ImportError:
+    ApiException = ConfigException = HTTPError = CoreException  # type: ignore[misc]
+
 
 def argspec() -> dict[str, Any]:
     args: dict[str, Any] = copy.deepcopy(AUTH_ARG_SPEC)
@@ -137,11 +144,14 @@ def _metadata_list(svc: K8sService, query: dict[str, Any], selectors: list[str])
         params["label_selector"] = ",".join(selectors)
     if query.get("name"):
         params["field_selector"] = f"metadata.name={query['name']}"
-    found = svc.client.get(resource, **params).to_dict()
+    # Parsed here, not by the client's serializer: kubernetes 17 (Polycrate's image) iterates `items`, which the
+    # API server sends as null for an empty PartialObjectMetadataList.
+    found = json.loads(svc.client.get(resource, serialize=False, **params).data)
     # PartialObjectMetadata items name their own kind, not the object's.
     api_version = query.get("api_version", "v1")
+    items = found.get("items") or []
     return {
-        "resources": [{**_metadata(item), "apiVersion": api_version, "kind": query["kind"]} for item in found["items"]],
+        "resources": [{**_metadata(item), "apiVersion": api_version, "kind": query["kind"]} for item in items],
         "api_found": True,
     }
 
@@ -224,9 +234,10 @@ def main() -> None:
                 continue
             resources = [_metadata(obj) if metadata_only else _without_managed_fields(obj) for obj in resources]
             results.append({"item": query, "api_found": found["api_found"], "resources": resources})
-    # Whatever the client raises (urllib3, ssl, ApiException, a bad kubeconfig): the action plugin turns it into
-    # one message naming the cause. Failed outside the handler, so no traceback rides along.
-    except Exception as exc:  # noqa: BLE001
+    # What the client raises when the API server cannot be reached or refuses the call (urllib3, ssl and socket
+    # errors, ApiException, a bad kubeconfig): the action plugin turns it into one message naming the cause.
+    # Failed outside the handler, so no traceback rides along. Anything else is a bug and fails as one.
+    except (CoreException, ApiException, ConfigException, HTTPError, OSError) as exc:
         failure = _error_text(exc)
     if failure:
         module.fail_json(msg=failure, api_error=True, server=server, results=results)
