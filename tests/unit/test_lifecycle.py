@@ -364,3 +364,37 @@ def test_wait_queries_wait_for_each_class_and_gateway_only_when_asked() -> None:
     with_controller = lifecycle.wait_queries(p, wait=True, controller=True)
     assert (with_controller[0]["kind"], with_controller[0]["wait_condition"]["type"]) == ("Deployment", "Available")
     assert with_controller[1:] == waiting
+
+
+def _gateway(namespace: str, name: str, gateway_class: str, labels: dict[str, str]) -> dict[str, Any]:
+    return obj(
+        "Gateway", name, labels, "gateway.networking.k8s.io/v1", namespace, spec={"gatewayClassName": gateway_class}
+    )
+
+
+def test_tenant_gateways_are_told_apart_by_namespace_name_and_labels() -> None:
+    """Uninstall stops while a Gateway that is not the block's uses a class it would remove. The block's own
+    Gateway is one of the owned rows by namespace and name and carries the ownership labels; a tenant's
+    Gateway named like it in another namespace is a tenant's (it used to be skipped by its name). Mutation
+    (tools/mutate.py `uninstall-tenant-by-name`): telling Gateways apart by name only turns this red."""
+    owned = lifecycle.leftovers(
+        [
+            _gateway("envoy-gateway-system", "eg-shared", "eg-shared", OWN),
+            obj("GatewayClass", "eg-shared", OWN, "gateway.networking.k8s.io/v1", None),
+            obj("GatewayClass", "eg-dedicated", OWN, "gateway.networking.k8s.io/v1", None),
+        ],
+        None,
+        OWN,
+    )
+    gateways = [
+        _gateway("envoy-gateway-system", "eg-shared", "eg-shared", OWN),  # the block's
+        _gateway("team-b", "eg-shared", "eg-shared", {"team": "b"}),  # same name, a tenant's namespace
+        _gateway("team-c", "app", "eg-dedicated", {}),
+        _gateway("team-d", "other", "someone-elses", {}),  # not on a class the block removes
+    ]
+    assert lifecycle.tenant_gateways(gateways, owned, OWN) == ["team-b/eg-shared", "team-c/app"]
+    unlabelled = _gateway("envoy-gateway-system", "eg-shared", "eg-shared", {"team": "x"})
+    assert lifecycle.tenant_gateways([unlabelled], owned, OWN) == ["envoy-gateway-system/eg-shared"], (
+        "a Gateway without the ownership labels is not the block's, whatever its name"
+    )
+    assert lifecycle.tenant_gateways(gateways[:1], owned, OWN) == []
