@@ -2,8 +2,8 @@
 
 Guards: only objects carrying ALL ownership labels of this instance are ever deleted; what the plan
 renders is never pruned; deletion follows the plan's delete order; status is healthy only when every
-planned object reports its condition True. Mutation check (done once): dropping the ownership-label
-test in lifecycle.leftovers turned test_only_owned_objects_are_candidates red.
+planned object reports its condition True. Mutation check (tools/mutate.py `uninstall-unowned`): dropping the
+ownership-label test in lifecycle.leftovers turns test_only_owned_objects_are_candidates red.
 """
 
 from __future__ import annotations
@@ -230,9 +230,10 @@ def test_only_objects_not_as_last_applied_are_sent() -> None:
     """A re-install sends only plan objects the cluster does not hold as the block last applied them: same
     digest (so no field the plan stopped setting is left behind) and every value still in place. Extra
     fields (defaults, other owners', status) do not count; a changed or removed value, a changed list, a
-    changed type, another digest or deletion does. Mutation checks (done once): comparing digests only
-    turned the "edited" and "removed" cases red; ignoring list lengths turned "list grew" red; allowing
-    1 == True turned "type" red."""
+    changed type, another digest or deletion does. Mutation checks: comparing digests only turns the "edited"
+    and "removed" cases red, ignoring deletion the "being deleted" case (both in CI: tools/mutate.py
+    `reinstall-digest-only`, `reinstall-deleting-unchanged`); ignoring list lengths turned "list grew" red
+    and allowing 1 == True turned "type" red (done once)."""
     p = plan(with_gateway()).to_dict()
     entry = next(e for e in p["objects"] if e["kind"] == "Gateway")
     want = entry["definition"]
