@@ -114,6 +114,14 @@ MUTATIONS = (
         ("tests/netpol/test_no_wildcards.py",),
     ),
     Mutation(
+        "netpol-empty-peer",
+        "no rule has an empty peer list (a NetworkPolicy `to: []` / `from: []` means everyone)",
+        f"{PKG}/components/network_policies.py",
+        'else {peer_key: _k8s_peers(config, f.peer), "ports": _k8s_ports(f.ports)}',
+        'else {peer_key: [], "ports": _k8s_ports(f.ports)}',
+        ("tests/netpol/test_no_wildcards.py",),
+    ),
+    Mutation(
         "waf-fence",
         "only the block's proxies reach the WAF's gRPC port",
         f"{PKG}/components/network_policies.py",
