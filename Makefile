@@ -82,7 +82,7 @@ translator-gate: $(STAMP) tools
 	$(BIN)/pytest -n 2 -m translator tests/translator
 
 # Break each safety invariant the README calls proven by mutation in a temporary copy of the tree and require
-# its guarding tests (unit, netpol, translator) to go red (tools/mutate.py; --list names them). About 1 min.
+# its guarding tests (unit, netpol, translator) to go red (tools/mutate.py; --list names them). 1-1.5 min.
 mutation: $(STAMP) tools
 	$(BIN)/python tools/mutate.py
 
