@@ -27,7 +27,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # Progress shows as it happens, also when the output goes to a pipe or a log.
 export PYTHONUNBUFFERED := 1
 
-.PHONY: images image-test container-mode-test waf-build setup tools render bench-render test lint unit translator-gate cluster-test cluster-suite waf-test traffic-test molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
+.PHONY: images image-test container-mode-test waf-build setup tools render bench-render test lint unit translator-gate cluster-test cluster-suite waf-test traffic-test mutation molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -126,6 +126,11 @@ unit: $(STAMP) tools $(WAF_BINARY)
 translator-gate: $(STAMP) tools
 	$(BIN)/pytest -n 2 -m translator tests/translator
 
+# Break each safety invariant the README calls proven by mutation in a temporary copy of the tree and require
+# its guarding tests (unit, netpol, translator) to go red (tools/mutate.py; --list names them). 1-1.5 min.
+mutation: $(STAMP) tools
+	$(BIN)/python tools/mutate.py
+
 # The playbooks against a real control plane and the real Envoy Gateway controller (tests/harness), one at
 # a time: the controller binds fixed host ports as in its pod. test_real_proxy runs Envoy from .venv-waf.
 cluster-test: $(STAMP) $(WAF_STAMP) tools $(REGISTRY)
@@ -154,13 +159,14 @@ traffic-test: $(STAMP) $(WAF_STAMP) tools $(WAF_BINARY)
 	unshare -n $(BIN)/python -m tests.traffic.netns $(BIN)/pytest tests/traffic
 
 # The cluster scenarios mostly wait on the API server and the controller (one core), so the WAF and traffic
-# tests run beside them (the traffic tests in their own network namespace), their output shown when all are
-# done; molecule needs the controller's fixed host ports and so follows the cluster tests.
+# tests, the image tests and the mutation runner run beside them (the traffic tests in their own network
+# namespace), their output shown when all are done; molecule needs the controller's fixed host ports and so
+# follows the cluster tests.
 test: lint unit images
 	@log=$$(mktemp) && trap 'rm -f $$log' EXIT && \
-	  { $(MAKE) --no-print-directory -k waf-test traffic-test image-test >$$log 2>&1 & } && side=$$! && \
+	  { $(MAKE) --no-print-directory -k waf-test traffic-test image-test mutation >$$log 2>&1 & } && side=$$! && \
 	  $(MAKE) --no-print-directory cluster-suite; suite=$$?; \
-	  wait $$side; src=$$?; echo "---- make waf-test traffic-test image-test (ran beside the cluster suite) ----"; cat $$log; \
+	  wait $$side; src=$$?; echo "---- make waf-test traffic-test image-test mutation (ran beside the cluster suite) ----"; cat $$log; \
 	  test $$suite -eq 0 -a $$src -eq 0
 
 cluster-suite:

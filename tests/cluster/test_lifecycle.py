@@ -1,11 +1,13 @@
 """Config changes, tenants' objects, uninstall and upgrade on the real API server and controller.
 
 Guards: what the config no longer renders is pruned and nothing else; tenant objects (an HTTPRoute and a
-policy a tenant creates) survive install, prune and uninstall; uninstall refuses while a tenant Gateway
-uses a class, otherwise deletes Gateways first (the API server's audit log shows the order) and waits
-until their proxies are gone, keeps CRDs and a namespace that existed before, and a second run changes
-nothing; remove_crds removes the CRDs; an upgrade from an older chart applies the CRDs server-side before
-helm upgrades the release and leaves the block's objects unchanged.
+policy a tenant creates) survive install, prune and uninstall; the GatewayClass transition rule (the only
+CEL rule with `oldSelf` in the block's kinds, which the gate cannot run) holds on update; uninstall refuses
+while a tenant Gateway uses a class, also one named like the block's Gateway in its own namespace,
+otherwise deletes Gateways first (the API server's audit log shows the order) and waits until their proxies
+are gone, keeps CRDs and a namespace that existed before, and a second run changes nothing; remove_crds
+removes the CRDs; an upgrade from an older chart applies the CRDs server-side before helm upgrades the
+release and leaves the block's objects unchanged.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from envoy_block import lifecycle
 from tests.cluster.common import EG_API, GW_API, assert_healthy, block_writes, writes
 from tests.cluster.conftest import CHARTS, Kube
 from tests.conftest import ROOT
+from tests.harness.api import ApiError
 from tests.support.helpers import plan
 
 pytestmark = pytest.mark.playbook
@@ -90,6 +93,18 @@ def test_prune_keeps_tenant_objects(kube: Kube) -> None:
         kube.delete(obj)
 
 
+def _gatewayclass_transition_rule_on_update(kube: Kube) -> None:
+    """GatewayClass spec.controllerName is immutable (`self == oldSelf`, evaluated by the API server on
+    update only): an update of the block's class that keeps it is admitted, one that changes it refused."""
+    path = f"{GW_API}/gatewayclasses/eg-shared"
+    kube.api.merge_patch(path, {"spec": {"description": "updated by the transition-rule test"}})
+    with pytest.raises(ApiError) as refused:
+        kube.api.merge_patch(path, {"spec": {"controllerName": "example.com/another-controller"}})
+    assert refused.value.status == 422, refused.value
+    assert "Value is immutable" in str(refused.value), refused.value
+    assert (kube.get(path) or {})["spec"]["controllerName"] == "gateway.envoyproxy.io/gatewayclass-controller"
+
+
 def test_uninstall_refuses_then_removes_in_order(kube: Kube) -> None:
     kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})  # existed before the block
     cfg = kube.config(
@@ -113,22 +128,27 @@ def test_uninstall_refuses_then_removes_in_order(kube: Kube) -> None:
     assert proxy_services, "the controller made a proxy Service for the default Gateway"
     assert waited_on == proxy_services, (waited_on, proxy_services)
 
+    _gatewayclass_transition_rule_on_update(kube)
+
+    # A tenant's Gateway named like the block's default one (eg-shared), in its own namespace, on the class
+    # uninstall would remove: it is told apart by namespace and labels, not by name (red before: uninstall
+    # took it for the block's and removed the class under it).
     kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-b"}})
     tenant = {
         "apiVersion": "gateway.networking.k8s.io/v1",
         "kind": "Gateway",
-        "metadata": {"name": "team-b", "namespace": "team-b"},
-        "spec": {"gatewayClassName": "eg-dedicated", "listeners": [{"name": "http", "protocol": "HTTP", "port": 8080}]},
+        "metadata": {"name": "eg-shared", "namespace": "team-b"},
+        "spec": {"gatewayClassName": "eg-shared", "listeners": [{"name": "http", "protocol": "HTTP", "port": 8080}]},
     }
     kube.apply(tenant)
     mark = len(kube.cluster.audit())
     refused = kube.playbook("uninstall", cfg)
-    assert refused.returncode != 0
-    assert "team-b" in refused.output
+    assert refused.returncode != 0, refused.output[-3000:]
+    assert "team-b/eg-shared" in refused.output
     assert "Nothing was removed" in refused.output
     assert [w for w in block_writes(kube, mark) if w.verb == "delete"] == [], "uninstall refused: nothing deleted"
     kube.delete(tenant)
-    kube.wait(lambda: kube.get(f"{GW_API}/namespaces/team-b/gateways/team-b") is None, 60, "tenant Gateway gone")
+    kube.wait(lambda: kube.get(f"{GW_API}/namespaces/team-b/gateways/eg-shared") is None, 60, "tenant Gateway gone")
 
     mark = len(kube.cluster.audit())
     kube.playbook("uninstall", cfg).ok()

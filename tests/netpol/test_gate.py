@@ -1,5 +1,6 @@
 """Every rendered network policy, for each provider and deploy type, passes the real CRDs (Cilium,
-Calico projectcalico.org/v3) or kubernetes-validate strict (NetworkPolicy)."""
+Calico projectcalico.org/v3) or kubernetes-validate strict (NetworkPolicy), and enforces every direction
+it has rules in (netpol.direction_errors: rules the CNI would ignore are an error here too)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 
 from tests.support import gate
 from tests.support.helpers import objects
-from tests.support.netpol import DEPLOY_TYPES, NETPOL_KINDS, PROVIDERS, config_for
+from tests.support.netpol import DEPLOY_TYPES, NETPOL_KINDS, PROVIDERS, config_for, direction_errors
 
 
 @pytest.mark.parametrize(("provider", "deploy_type"), [(p, d) for p in PROVIDERS for d in DEPLOY_TYPES])
@@ -22,4 +23,5 @@ def test_policies_pass_the_gate(provider: str, deploy_type: str) -> None:
     assert len(rendered) == 3
     for obj in rendered:
         result = gate.validate(obj)
-        assert result.ok, (obj["kind"], obj["metadata"]["name"], result.errors)
+        errors = result.errors + direction_errors(obj)
+        assert not errors, (obj["kind"], obj["metadata"]["name"], errors)

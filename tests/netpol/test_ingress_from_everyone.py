@@ -19,7 +19,8 @@ never `all`; NetworkPolicy an ingress rule without `from` (the API's own "all so
 
 Mutation check (done once): rendering the anyone peer as `fromCIDR: [0.0.0.0/0, ::/0]` (Cilium) and
 `ipBlock` 0.0.0.0/0 + ::/0 (NetworkPolicy), as before, turned the cilium and kubernetes cases of
-test_proxy_ingress_admits_everyone red.
+test_proxy_ingress_admits_everyone red; the Cilium half runs in CI (tools/mutate.py
+`proxy-ingress-everyone-as-cidr`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ The only "everyone" is the proxies' ingress, which is the point of a gateway: Ci
 test_ingress_from_everyone.py). `all` is never rendered, not even there.
 
 Mutation checks (done once): rendering the Cilium API-server peer as toEntities [all] turned this module
-red; rendering the Cilium everyone peer as [all] turned test_every_rule_names_its_peers red for cilium.
+red (in CI: tools/mutate.py `netpol-wildcard-entity`); rendering the Cilium everyone peer as [all] turned
+test_every_rule_names_its_peers red for cilium.
 (An empty api_server_cidrs, which would render `from: []` = everything, is rejected by validation.)
 """
 

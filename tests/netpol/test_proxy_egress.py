@@ -3,7 +3,9 @@ nothing else - not 18001/18002, not the API server, not the host, and no backend
 until the user allows them the proxy answers 503). User additions appear only as listed.
 
 Mutation check (done once): widening the controller peer in network_policies.policies to every
-namespace (namespace=None) turned test_proxy_egress_is_exactly_dns_and_xds red for all providers.
+namespace (namespace=None) turned test_proxy_egress_is_exactly_dns_and_xds red for all providers. In CI
+(tools/mutate.py): `proxy-egress-xds-ports` (18001 added) and `proxy-egress-dns-ports` (every TCP port to
+kube-dns).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 below 1024 by +10000 inside the pod (80 -> 10080), so a port-narrowed policy must allow the shifted
 port; the default (all TCP) covers listeners, metrics 19001 and readiness 19003.
 
-Mutation check (done once): making network_policies.container_ports return the ports unshifted turned
-test_narrowed_ingress_allows_shifted_container_ports red for every provider.
+Mutation check (tools/mutate.py `proxy-ingress-shifted-ports`): making network_policies.container_ports
+return the ports unshifted turns test_shift_rule and test_narrowed_ingress_allows_shifted_container_ports red.
 """
 
 from __future__ import annotations

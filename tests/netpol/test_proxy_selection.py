@@ -2,7 +2,8 @@
 pod spec stamps on the proxies (both classes, Deployment and DaemonSet) - never Envoy Gateway's own
 owning-gateway labels, which upstream may change (the Calico operator's lesson).
 
-Mutation check (done once): removing PROXY_ROLE_LABEL from labels.proxy_pod turned every case red.
+Mutation check (tools/mutate.py `proxy-selection-label`): removing PROXY_ROLE_LABEL from labels.proxy_pod
+turns every case red.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 namespace) and has no egress but DNS - a WAF reachable from anywhere could be used to probe the rules,
 and one with open egress could leak what it inspects.
 
-Mutation check (done once): widening the WAF's proxy peer to every pod (empty label set) turned
-test_waf_ingress_admits_only_proxies red for every provider.
+Mutation check (tools/mutate.py `waf-fence`): widening the WAF's proxy peer to every pod of every
+namespace turns test_waf_ingress_admits_only_proxies red for every provider.
 """
 
 from __future__ import annotations

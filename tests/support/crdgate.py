@@ -7,6 +7,9 @@ GateError: it is never counted as a pass.
 
 What this does not emulate (a real apiserver does): the CEL cost budget, `optionalOldSelf`, string
 `format` checks, and transition rules (rules on `oldSelf` only run on update; every object here is a create).
+The transition rules of the kinds the block renders are listed by `transition_rules`; the one there is
+(GatewayClass spec.controllerName immutable) runs on the real API server in tests/cluster/test_lifecycle.py,
+and tests/gate/test_transition_rules.py fails when the CRDs bring another.
 """
 
 from __future__ import annotations
@@ -219,6 +222,21 @@ def _evaluate_rules(value: Any, schema: Mapping[str, Any], path: str, result: Re
     elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
         for index, item in enumerate(value):
             _evaluate_rules(item, schema["items"], f"{path}[{index}]", result)
+
+
+def transition_rules(schema: Mapping[str, Any], path: str = "") -> list[tuple[str, str]]:
+    """(path, rule) of every CEL rule in `schema` that reads `oldSelf`: the apiserver runs these on update only."""
+    found = [
+        (path or "<root>", str(rule["rule"]))
+        for rule in schema.get("x-kubernetes-validations", []) or []
+        if "oldSelf" in rule["rule"]
+    ]
+    for name, sub in (schema.get("properties") or {}).items():
+        found += transition_rules(sub, f"{path}.{name}" if path else name)
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), Mapping):
+            found += transition_rules(schema[key], f"{path}[]")
+    return found
 
 
 def _list_type_errors(value: Any, schema: Mapping[str, Any], path: str) -> list[str]:

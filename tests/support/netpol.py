@@ -4,6 +4,14 @@ builder, so invariants are stated once and checked for Kubernetes, Cilium and Ca
 Peer forms: ("cidr", cidr) | ("pods", namespace or "*", frozenset(labels)) | ("apiserver",) |
 ("entity", name) | ("anyone",) (a NetworkPolicy rule without a peer list: every source or destination).
 Ports: (protocol, port) with port None meaning every port.
+
+Each policy also says which directions it enforces (makes the selected pods default-deny in), in the
+provider's own terms: a NetworkPolicy's `policyTypes` (absent: Ingress, plus Egress when it has egress
+rules), Calico's `types` (absent: Egress when it has egress rules only, both with both, else Ingress), and
+Cilium's rule sections (a non-empty ingress/ingressDeny or egress/egressDeny section, unless
+`enableDefaultDeny` switches that direction off). Rules in a direction the policy does not enforce are
+ignored by the CNI (Kubernetes, Calico) or allow without denying anything else (Cilium): `read` refuses
+such a policy, and `direction_errors` names it for the gate.
 """
 
 from __future__ import annotations
@@ -40,12 +48,45 @@ class ReadPolicy:
     namespace: str | None
     selector: dict[str, str]
     rules: tuple[Rule, ...]
+    enforces: frozenset[str]  # "ingress", "egress": the directions its selected pods are default-deny in
 
     def egress(self) -> list[Rule]:
         return [r for r in self.rules if r.direction == "egress"]
 
     def ingress(self) -> list[Rule]:
         return [r for r in self.rules if r.direction == "ingress"]
+
+
+class PolicyError(AssertionError):
+    """A rendered policy that does not do what its rules say (rules in a direction it does not enforce)."""
+
+
+def enforced(obj: dict[str, Any]) -> frozenset[str]:
+    """The directions `obj` makes its selected pods default-deny in, with its provider's semantics."""
+    spec = obj["spec"]
+    has = {d: bool(spec.get(d)) for d in ("ingress", "egress")}
+    if obj["apiVersion"].startswith("cilium.io"):
+        switch = spec.get("enableDefaultDeny") or {}
+        return frozenset(
+            d for d in ("ingress", "egress") if (has[d] or spec.get(f"{d}Deny")) and switch.get(d, True) is not False
+        )
+    key = "policyTypes" if obj["apiVersion"].startswith("networking.k8s.io") else "types"
+    if key in spec:
+        return frozenset(str(t).lower() for t in spec[key])
+    if key == "types" and has["egress"] and not has["ingress"]:
+        return frozenset({"egress"})  # Calico's default: Egress alone when only egress rules are present
+    return frozenset({"ingress", *(["egress"] if has["egress"] else [])})
+
+
+def direction_errors(obj: dict[str, Any]) -> list[str]:
+    """One error per direction `obj` has rules in but does not enforce (the CNI would ignore them)."""
+    enforces = enforced(obj)
+    return [
+        f"{obj['kind']} {obj['metadata']['name']}: {direction} rules present but {direction} is not enforced "
+        f"(policyTypes/types/enableDefaultDeny): the pods it selects are not default-deny on {direction}"
+        for direction in ("ingress", "egress")
+        if obj["spec"].get(direction) and direction not in enforces
+    ]
 
 
 def config_for(provider: str, deploy_type: str, **network: Any) -> dict[str, Any]:
@@ -135,6 +176,9 @@ def read(cfg: dict[str, Any]) -> dict[str, ReadPolicy]:
     for obj in objects(cfg):
         if obj["kind"] not in NETPOL_KINDS:
             continue
+        errors = direction_errors(obj)
+        if errors:
+            raise PolicyError("; ".join(errors))
         spec = obj["spec"]
         if obj["apiVersion"].startswith("networking.k8s.io"):
             selector, rules = spec["podSelector"]["matchLabels"], _k8s(obj, api)
@@ -144,6 +188,11 @@ def read(cfg: dict[str, Any]) -> dict[str, ReadPolicy]:
             selector, rules = _calico_labels(spec["selector"]), _calico(obj)
         role = obj["metadata"]["name"].rsplit("-", 1)[-1]
         out[role] = ReadPolicy(
-            obj["metadata"]["name"], obj["kind"], obj["metadata"].get("namespace"), selector, tuple(rules)
+            obj["metadata"]["name"],
+            obj["kind"],
+            obj["metadata"].get("namespace"),
+            selector,
+            tuple(rules),
+            enforced(obj),
         )
     return out

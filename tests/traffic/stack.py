@@ -298,15 +298,26 @@ def http_request(
 
 def raw_exchange(port: int, data: bytes, timeout: float = 10) -> bytes:
     """Send `data` as is (a PROXY header, a partial request) and read one HTTP response, or until the proxy
-    closes the connection (b"" when it answers nothing) or `timeout` passes."""
+    closes the connection (b"" when it closes unanswered; a reset counts as closed). Neither within
+    `timeout` seconds raises TimeoutError: a proxy that hangs never passes for one that closed."""
     received = b""
+    deadline = time.monotonic() + timeout
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as connection:
         connection.sendall(data)
         try:
-            while not _complete(received) and (chunk := connection.recv(65536)):
+            while not _complete(received):
+                connection.settimeout(max(deadline - time.monotonic(), 0.001))
+                chunk = connection.recv(65536)
+                if not chunk:
+                    break
                 received += chunk
-        except (TimeoutError, ConnectionResetError):
+        except ConnectionResetError:
             pass
+        except TimeoutError as exc:
+            raise TimeoutError(
+                f"127.0.0.1:{port}: neither a complete response nor a close within {timeout}s "
+                f"(received {received[:200]!r})"
+            ) from exc
     return received
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from envoy_block import body_buffer
 from envoy_block.components import proxies, waf
 from envoy_block.components.gateway import target_gateway
 from envoy_block.config import Config
@@ -296,15 +295,33 @@ def backend_timeouts(config: Config, verdict: Verdict) -> list[Check]:
     return checks or [Check(f"xDS {dump.key}", "backend timeouts", False, "no route or cluster found")]
 
 
+# Envoy Gateway v1.9.0's own buffer and HTTP/2 stream window (internal/xds/translator/listener.go), written
+# here rather than taken from the builder's body_buffer, so that the gate does not check the builder
+# against itself.
+ENVOY_GATEWAY_CONNECTION_BUFFER = 32768
+ENVOY_GATEWAY_HTTP2_STREAM_WINDOW = 65536
+
+
+def waf_body_bytes(config: Config) -> int | None:
+    """The request body the WAF's Gateway must hold whole, read from the config's waf.body.* as the README
+    states it (not from body_buffer.needed, the builder's own answer): waf.body.limit with limit_action
+    reject, waf.body.max_size with partial; None when no WAF reads bodies (off, no default policy, or
+    headers only)."""
+    if not (config.get("waf.enabled") and config.get("waf.default_policy.enabled") and config.get("waf.body.enabled")):
+        return None
+    key = "max_size" if config.get("waf.body.limit_action") == "partial" else "limit"
+    return int(config.get(f"waf.body.{key}"))
+
+
 def request_body_buffer(config: Config, verdict: Verdict) -> list[Check]:
     """With the WAF buffering bodies: every HTTP listener of its Gateway lets Envoy hold a whole body of
-    body_buffer.needed bytes (waf.body.limit with reject, waf.body.max_size with partial), over HTTP/1.1
+    waf_body_bytes (waf.body.limit with reject, waf.body.max_size with partial), over HTTP/1.1
     (the listener's per_connection_buffer_limit_bytes) and over HTTP/2 (the initial stream window of each
     HTTP connection manager), and never less than Envoy Gateway's own values. Past either, Envoy answers
-    413 itself before the WAF sees the body (seen with a real Envoy, see body_buffer), which would
+    413 itself before the WAF sees the body (seen with a real Envoy, see envoy_block.body_buffer), which would
     override waf.body.limit and limit_action `partial`. Every other Gateway keeps Envoy Gateway's own
     values: the raised buffer reaches no further."""
-    size = body_buffer.needed(config.values)
+    size = waf_body_bytes(config)
     namespace, gateway = config.get("namespace"), target_gateway(config, "waf")
     if size is not None and _dump(verdict, namespace, gateway) is None:
         return [_missing(namespace, gateway, "request body buffer")]
@@ -318,7 +335,7 @@ def request_body_buffer(config: Config, verdict: Verdict) -> list[Check]:
                 continue  # UDP has no such buffer; the WAF's TCP listeners may keep the raised one
             buffer = listener.get("perConnectionBufferLimitBytes")
             windows = [h.get("http2ProtocolOptions", {}).get("initialStreamWindowSize") for h in hcms]
-            defaults = (body_buffer.ENVOY_GATEWAY_CONNECTION_BUFFER, body_buffer.ENVOY_GATEWAY_HTTP2_STREAM_WINDOW)
+            defaults = (ENVOY_GATEWAY_CONNECTION_BUFFER, ENVOY_GATEWAY_HTTP2_STREAM_WINDOW)
             if size is not None and ours:
                 want = max(size, defaults[0])
                 checks.append(

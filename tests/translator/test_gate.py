@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import pytest
 
-from envoy_block import body_buffer
 from envoy_block.components.gateway import target_gateway
 from envoy_block.plan import Phase
 from tests.support.helpers import load, objects, plan
@@ -108,7 +107,7 @@ def test_configs_cover_every_protocol_and_policy_setting() -> None:
         if config.get("waf.enabled") and config.get("waf.default_policy.enabled"):
             settings.setdefault("waf_fail_open", set()).add(config.get("waf.fail_open"))
             settings.setdefault("waf_body", set()).add(config.get("waf.body.enabled"))
-        if body_buffer.needed(config.values) is not None:
+        if promises.waf_body_bytes(config) is not None:
             settings.setdefault("waf_limit_action", set()).add(config.get("waf.body.limit_action"))
             client_target = target_gateway(config, "client_traffic") if config.get("client_traffic.enabled") else None
             settings.setdefault("waf_buffer_policy", set()).add(

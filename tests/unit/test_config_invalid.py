@@ -12,11 +12,18 @@ three port-shared/same-hostname cases red. Mutation: dropping the _waf_response_
 
 from __future__ import annotations
 
+import importlib
+import sys
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from tests.support.helpers import load, problems
+from tests.conftest import ROOT
+from tests.support.helpers import block, load, problems
+
+sys.path.insert(0, str(ROOT / "collections"))
 
 HTTP = {"name": "http", "protocol": "HTTP", "port": 80}
 
@@ -281,6 +288,44 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
 def test_invalid_config_is_rejected_with_its_path(config: dict[str, Any], expected: str) -> None:
     found = problems(config)
     assert any(p.startswith(expected) or expected in p for p in found), found
+
+
+def _action(kind: str, dest: Path) -> Any:
+    """The collection's `render` or `validate` action as Ansible runs it on the controller (no connection),
+    without Ansible's task machinery: act() reads only the task's args and check/diff flags."""
+    module = importlib.import_module(f"ansible_collections.polycrate_blocks.envoy.plugins.action.{kind}")
+    action = module.ActionModule.__new__(module.ActionModule)
+    action._task = SimpleNamespace(args={"dest": str(dest)}, check_mode=False, diff=False)
+    return action
+
+
+def _previous_render(dest: Path) -> dict[str, float]:
+    """A valid render of the default config in `dest`, and a file render does not own: what a bad config
+    must leave (the latter) and remove (the former, so it cannot pass for current)."""
+    assert not _action("render", dest).act(block({})).get("failed")
+    (dest / "notes.txt").write_text("not the block's\n", encoding="utf-8")
+    return {str(p.relative_to(dest)): p.stat().st_mtime_ns for p in dest.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize(("config", "expected"), [(c, e) for _, c, e in CASES], ids=[i for i, _, _ in CASES])
+def test_each_invalid_config_is_reported_once_and_writes_nothing(
+    config: dict[str, Any], expected: str, tmp_path: Path
+) -> None:
+    """Every case, through the render and validate actions Ansible runs: one failure whose `problems` hold
+    the expected problem and no problem twice, none of them repeated in `msg` (which Ansible prints twice);
+    render writes nothing, removes the previous render and leaves other files alone. Mutation
+    (tools/mutate.py `validation-writes-on-error`): writing the render before validating turns every
+    case red."""
+    before = _previous_render(tmp_path)
+    for kind in ("render", "validate"):
+        result = _action(kind, tmp_path).act(block(config))
+        assert result["failed"] is True, result
+        lines = result["problems"].splitlines()
+        assert any(expected in line for line in lines), (expected, lines)
+        assert len(lines) == len(set(lines)), f"a problem reported twice: {lines}"
+        assert not any(line in result["msg"] for line in lines), result["msg"]
+    left = {str(p.relative_to(tmp_path)): p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()}
+    assert left == {"notes.txt": before["notes.txt"]}, "nothing written, the previous render removed"
 
 
 def test_at_least_thirty_invalid_cases() -> None:

@@ -2,8 +2,8 @@
 
 Guards: only objects carrying ALL ownership labels of this instance are ever deleted; what the plan
 renders is never pruned; deletion follows the plan's delete order; status is healthy only when every
-planned object reports its condition True. Mutation check (done once): dropping the ownership-label
-test in lifecycle.leftovers turned test_only_owned_objects_are_candidates red.
+planned object reports its condition True. Mutation check (tools/mutate.py `uninstall-unowned`): dropping the
+ownership-label test in lifecycle.leftovers turns test_only_owned_objects_are_candidates red.
 """
 
 from __future__ import annotations
@@ -230,9 +230,10 @@ def test_only_objects_not_as_last_applied_are_sent() -> None:
     """A re-install sends only plan objects the cluster does not hold as the block last applied them: same
     digest (so no field the plan stopped setting is left behind) and every value still in place. Extra
     fields (defaults, other owners', status) do not count; a changed or removed value, a changed list, a
-    changed type, another digest or deletion does. Mutation checks (done once): comparing digests only
-    turned the "edited" and "removed" cases red; ignoring list lengths turned "list grew" red; allowing
-    1 == True turned "type" red."""
+    changed type, another digest or deletion does. Mutation checks: comparing digests only turns the "edited"
+    and "removed" cases red, ignoring deletion the "being deleted" case (both in CI: tools/mutate.py
+    `reinstall-digest-only`, `reinstall-deleting-unchanged`); ignoring list lengths turned "list grew" red
+    and allowing 1 == True turned "type" red (done once)."""
     p = plan(with_gateway()).to_dict()
     entry = next(e for e in p["objects"] if e["kind"] == "Gateway")
     want = entry["definition"]
@@ -364,3 +365,37 @@ def test_wait_queries_wait_for_each_class_and_gateway_only_when_asked() -> None:
     with_controller = lifecycle.wait_queries(p, wait=True, controller=True)
     assert (with_controller[0]["kind"], with_controller[0]["wait_condition"]["type"]) == ("Deployment", "Available")
     assert with_controller[1:] == waiting
+
+
+def _gateway(namespace: str, name: str, gateway_class: str, labels: dict[str, str]) -> dict[str, Any]:
+    return obj(
+        "Gateway", name, labels, "gateway.networking.k8s.io/v1", namespace, spec={"gatewayClassName": gateway_class}
+    )
+
+
+def test_tenant_gateways_are_told_apart_by_namespace_name_and_labels() -> None:
+    """Uninstall stops while a Gateway that is not the block's uses a class it would remove. The block's own
+    Gateway is one of the owned rows by namespace and name and carries the ownership labels; a tenant's
+    Gateway named like it in another namespace is a tenant's (it used to be skipped by its name). Mutation
+    (tools/mutate.py `uninstall-tenant-by-name`): telling Gateways apart by name only turns this red."""
+    owned = lifecycle.leftovers(
+        [
+            _gateway("envoy-gateway-system", "eg-shared", "eg-shared", OWN),
+            obj("GatewayClass", "eg-shared", OWN, "gateway.networking.k8s.io/v1", None),
+            obj("GatewayClass", "eg-dedicated", OWN, "gateway.networking.k8s.io/v1", None),
+        ],
+        None,
+        OWN,
+    )
+    gateways = [
+        _gateway("envoy-gateway-system", "eg-shared", "eg-shared", OWN),  # the block's
+        _gateway("team-b", "eg-shared", "eg-shared", {"team": "b"}),  # same name, a tenant's namespace
+        _gateway("team-c", "app", "eg-dedicated", {}),
+        _gateway("team-d", "other", "someone-elses", {}),  # not on a class the block removes
+    ]
+    assert lifecycle.tenant_gateways(gateways, owned, OWN) == ["team-b/eg-shared", "team-c/app"]
+    unlabelled = _gateway("envoy-gateway-system", "eg-shared", "eg-shared", {"team": "x"})
+    assert lifecycle.tenant_gateways([unlabelled], owned, OWN) == ["envoy-gateway-system/eg-shared"], (
+        "a Gateway without the ownership labels is not the block's, whatever its name"
+    )
+    assert lifecycle.tenant_gateways(gateways[:1], owned, OWN) == []

@@ -26,6 +26,8 @@ description:
   - C(owned_kinds) lists the apiVersion/kind pairs the block can own (install prunes, uninstall removes them).
   - C(leftovers) takes the C(results) of a looped k8s_info over C(owned_kinds) and the plan (or C(none)) and
     returns the owned objects the plan does not render, in delete order.
+  - C(tenant_gateways) takes Gateways as read, C(leftovers)' rows and the ownership labels and returns
+    C(namespace/name) of each Gateway on one of those GatewayClasses that is not the block's own.
   - C(third_party_kinds) lists the plan's kinds whose CRDs other components provide (VictoriaMetrics, Cilium,
     Calico), with what provides them.
   - C(install_lookups) lists everything install reads before it writes (namespace, CRDs, owned objects,
@@ -94,6 +96,13 @@ def leftovers(
     found = [obj for result in results for obj in result.get("resources", [])]
     plain = json.loads(json.dumps({"found": found, "plan": plan, "labels": dict(ownership_labels)}))
     return lifecycle.leftovers(plain["found"], plain["plan"], plain["labels"])
+
+
+def tenant_gateways(
+    gateways: list[Mapping[str, Any]], owned: list[Mapping[str, Any]], ownership_labels: Mapping[str, str]
+) -> list[str]:
+    plain = json.loads(json.dumps({"gateways": gateways, "owned": owned, "labels": dict(ownership_labels)}))
+    return lifecycle.tenant_gateways(plain["gateways"], plain["owned"], plain["labels"])
 
 
 def crd_manifests(plan: Mapping[str, Any], rendered: str | None = None, origin: str = "") -> dict[str, Any]:
@@ -168,6 +177,7 @@ class FilterModule:
             **guarded,
             "owned_kinds": owned_kinds,
             "leftovers": leftovers,
+            "tenant_gateways": tenant_gateways,
             "crd_manifests": crd_manifests,
             "stale_crds": stale_crds,
             "status_report": status_report,

@@ -71,6 +71,28 @@ def leftovers(
     return sorted(out, key=lambda r: (r["delete_rank"], r["kind"], r["namespace"] or "", r["name"]))
 
 
+def tenant_gateways(
+    gateways: Iterable[Mapping[str, Any]], owned: Iterable[Mapping[str, Any]], ownership_labels: Mapping[str, str]
+) -> list[str]:
+    """`namespace/name` of each Gateway on a GatewayClass uninstall would remove (one of `owned`, leftovers'
+    rows) that is not the block's own: the block's are the owned Gateways, by namespace AND name, that still
+    carry every ownership label. A tenant's Gateway named like the block's (`eg-shared` in its own namespace)
+    is a tenant's: removing the class under it would stop its traffic."""
+    rows = list(owned)
+    classes = {r["name"] for r in rows if r["kind"] == "GatewayClass"}
+    ours = {(r["namespace"], r["name"]) for r in rows if r["kind"] == "Gateway"}
+    tenants = []
+    for gateway in gateways:
+        meta = gateway.get("metadata") or {}
+        if (gateway.get("spec") or {}).get("gatewayClassName") not in classes:
+            continue
+        labelled = ownership_labels.items() <= (meta.get("labels") or {}).items()
+        if (meta.get("namespace"), meta.get("name")) in ours and labelled:
+            continue
+        tenants.append(f"{meta.get('namespace')}/{meta.get('name')}")
+    return sorted(tenants)
+
+
 EG_LABEL = "gateway.envoyproxy.io"
 
 

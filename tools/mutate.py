@@ -1,0 +1,314 @@
+#!/usr/bin/env python3
+"""Mutation runner: break each safety invariant the README calls proven by mutation, on purpose, and
+require the tests that guard it to go red.
+
+Each mutation replaces one exact piece of source text (it must occur exactly once, so a refactor that
+moves it fails here instead of silently mutating nothing) in a temporary copy of the working tree, runs
+only the tests that guard it (`pytest -x`, one process: for a few test files starting pytest-xdist's
+workers costs more than the tests) and counts as killed only when pytest reports a failing test (exit 1):
+an import or collection error (exit 2-5) is an error of the runner, not a kill. Two copies run two
+mutations at a time (2 cores). The same selections must pass on the unmutated copy first (`-n 2`), or a
+kill would prove nothing.
+
+    tools/mutate.py              every mutation (make mutation; also run by make test)
+    tools/mutate.py NAME ...     only these
+    tools/mutate.py --list       names and what each breaks
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = "collections/ansible_collections/polycrate_blocks/envoy/plugins/plugin_utils/envoy_block"
+PLUGINS = "collections/ansible_collections/polycrate_blocks/envoy/plugins"
+# Built and installed outputs the copy uses in place (gitignored, large): linked, never copied.
+LINKED = (".venv", ".venv-waf", ".tools")
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    breaks: str  # the invariant it breaks, as the README states it
+    file: str
+    old: str
+    new: str
+    tests: tuple[str, ...]  # the guarding test files (or node ids) only
+    keyword: str = ""  # pytest -k within them
+
+
+MUTATIONS = (
+    Mutation(
+        "netpol-policy-types",
+        "a selecting policy makes the proxies default-deny on egress (Kubernetes policyTypes)",
+        f"{PKG}/components/network_policies.py",
+        'spec["policyTypes"].append(direction.capitalize())',
+        'spec["policyTypes"] += [] if direction == "egress" else [direction.capitalize()]',
+        ("tests/netpol/test_reader.py",),
+    ),
+    Mutation(
+        "netpol-calico-types",
+        "a selecting policy makes the proxies default-deny on egress (Calico types)",
+        f"{PKG}/components/network_policies.py",
+        'spec["types"].append(direction.capitalize())',
+        'spec["types"] += [] if direction == "egress" else [direction.capitalize()]',
+        ("tests/netpol/test_reader.py",),
+    ),
+    Mutation(
+        "proxy-egress-xds-ports",
+        "proxy egress is DNS and xDS (18000) only: not 18001/18002",
+        f"{PKG}/components/network_policies.py",
+        'Flow("egress", controller, (("TCP", XDS_PORT),)),',
+        'Flow("egress", controller, (("TCP", XDS_PORT), ("TCP", 18001))),',
+        ("tests/netpol/test_proxy_egress.py",),
+    ),
+    Mutation(
+        "proxy-egress-dns-ports",
+        "proxy egress to kube-dns is port 53 only",
+        f"{PKG}/components/network_policies.py",
+        'return Flow("egress", peer, (("UDP", 53), ("TCP", 53)))',
+        'return Flow("egress", peer, (("UDP", 53), ("TCP", None)))',
+        ("tests/netpol/test_proxy_egress.py",),
+    ),
+    Mutation(
+        "proxy-selection-label",
+        "the policies select the block-owned label the EnvoyProxy stamps on the proxies",
+        f"{PKG}/labels.py",
+        "        PROXY_ROLE_LABEL: PROXY_ROLE,\n        LOG_SOURCE_LABEL",
+        "        LOG_SOURCE_LABEL",
+        ("tests/netpol/test_proxy_selection.py",),
+    ),
+    Mutation(
+        "proxy-ingress-shifted-ports",
+        "narrowed proxy ingress opens the container ports (listener ports below 1024 shifted by 10000)",
+        f"{PKG}/components/network_policies.py",
+        "return sorted({container_port(p) for p in listener_ports})",
+        "return sorted(set(listener_ports))",
+        ("tests/netpol/test_proxy_ingress.py",),
+    ),
+    Mutation(
+        "proxy-ingress-everyone-as-cidr",
+        "the proxies admit everyone: under Cilium 0.0.0.0/0 is only the world outside the cluster",
+        f"{PKG}/components/network_policies.py",
+        'return {f"{prefix}Entities": list(CILIUM_EVERYONE)}',
+        'return {f"{prefix}CIDR": list(ANYWHERE)}',
+        ("tests/netpol/test_ingress_from_everyone.py",),
+    ),
+    Mutation(
+        "netpol-wildcard-entity",
+        "no rule uses a wildcard entity (Cilium `all` for the API server)",
+        f"{PKG}/components/network_policies.py",
+        'return {f"{prefix}Entities": ["kube-apiserver"]}',
+        'return {f"{prefix}Entities": ["all"]}',
+        ("tests/netpol/test_no_wildcards.py",),
+    ),
+    Mutation(
+        "netpol-empty-peer",
+        "no rule has an empty peer list (a NetworkPolicy `to: []` / `from: []` means everyone)",
+        f"{PKG}/components/network_policies.py",
+        'else {peer_key: _k8s_peers(config, f.peer), "ports": _k8s_ports(f.ports)}',
+        'else {peer_key: [], "ports": _k8s_ports(f.ports)}',
+        ("tests/netpol/test_no_wildcards.py",),
+    ),
+    Mutation(
+        "waf-fence",
+        "only the block's proxies reach the WAF's gRPC port",
+        f"{PKG}/components/network_policies.py",
+        '"ingress", Peer("pods", proxies, None if gateway_namespace else ns), (("TCP", waf.GRPC_PORT),)',
+        '"ingress", Peer("pods", (), None), (("TCP", waf.GRPC_PORT),)',
+        ("tests/netpol/test_waf.py",),
+    ),
+    Mutation(
+        "waf-fail-open",
+        "the WAF fails closed unless waf.fail_open (failOpen in the rendered EnvoyExtensionPolicy)",
+        f"{PKG}/components/waf.py",
+        '"failOpen": waf["fail_open"],',
+        '"failOpen": True,',
+        ("tests/unit/test_waf_component.py",),
+        "fail",
+    ),
+    Mutation(
+        "waf-body-buffer",
+        "the WAF's Gateway buffers the whole body the WAF inspects (translator gate, from waf.body.*)",
+        f"{PKG}/body_buffer.py",
+        'return int(body["max_size"] if body["limit_action"] == "partial" else body["limit"])',
+        'return int(body["max_size"] if body["limit_action"] == "partial" else body["limit"]) // 2',
+        ("tests/translator/test_gate.py::test_waf_body_limit_fits_envoys_buffer",),
+    ),
+    Mutation(
+        "uninstall-tenant-by-name",
+        "uninstall refuses while a tenant Gateway uses a class, told apart by namespace, name and labels",
+        f"{PKG}/lifecycle.py",
+        'if (meta.get("namespace"), meta.get("name")) in ours and labelled:',
+        'if meta.get("name") in {name for _, name in ours}:',
+        ("tests/unit/test_lifecycle.py",),
+    ),
+    Mutation(
+        "uninstall-unowned",
+        "only objects with every ownership label are ever pruned or removed",
+        f"{PKG}/lifecycle.py",
+        "if ref[:2] not in rank or not ownership_labels.items() <= labels.items() or ref in wanted:",
+        "if ref[:2] not in rank or ref in wanted:",
+        ("tests/unit/test_lifecycle.py",),
+    ),
+    Mutation(
+        "reinstall-digest-only",
+        "a no-change re-install sends only objects not as last applied (a value changed by hand is re-sent)",
+        f"{PKG}/lifecycle.py",
+        'return digest == want["metadata"]["annotations"][DIGEST_ANNOTATION] and _holds(want, live)',
+        'return digest == want["metadata"]["annotations"][DIGEST_ANNOTATION]',
+        ("tests/unit/test_lifecycle.py",),
+    ),
+    Mutation(
+        "reinstall-deleting-unchanged",
+        "an object being deleted counts as changed on re-install",
+        f"{PKG}/lifecycle.py",
+        'if live is None or (live.get("metadata") or {}).get("deletionTimestamp"):',
+        "if live is None:",
+        ("tests/unit/test_lifecycle.py",),
+    ),
+    Mutation(
+        "validation-keeps-previous-render",
+        "a bad config writes nothing and removes the previous render",
+        f"{PLUGINS}/action/render.py",
+        "removed = artifacts.remove(folder, render.OWNED, check)",
+        "removed: list[str] = []",
+        ("tests/unit/test_config_invalid.py",),
+        "each_invalid",
+    ),
+    Mutation(
+        "validation-problems-twice",
+        "each problem is reported once (Ansible prints `msg` twice)",
+        f"{PLUGINS}/plugin_utils/envoy_action.py",
+        '"msg": f"{error.summary}, each with its config path and fix under `problems`; {consequence}",',
+        '"msg": f"{error.summary}: {\'; \'.join(map(str, error.problems))}; {consequence}",',
+        ("tests/unit/test_config_invalid.py",),
+        "each_invalid",
+    ),
+)
+
+
+def copy_tree(dest: Path) -> Path:
+    """The working tree as it is (tracked and untracked files, not ignored ones) in dest/repo, with the
+    built outputs linked and ../shared beside it, as the tests expect; returns dest/repo."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout.split(b"\0")
+    repo = dest / "repo"
+    for raw in filter(None, listed):
+        rel = raw.decode()
+        src = ROOT / rel
+        if not src.is_file() or rel.split("/", 1)[0] in LINKED:
+            continue  # deleted in the work tree, or a link into the built outputs
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, repo / rel, follow_symlinks=False)
+    for name in LINKED:
+        if (ROOT / name).exists():
+            (repo / name).symlink_to((ROOT / name).resolve())
+    shared = Path(os.environ.get("ENVOY_SHARED_DIR", ROOT.parent / "shared")).resolve()
+    (dest / "shared").symlink_to(shared)
+    return repo
+
+
+def pytest(repo: Path, tests: tuple[str, ...], *options: str) -> tuple[int, str]:
+    """Run pytest in the copy: `options` (e.g. -n 2), else one process."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "ENVOY_SHARED_DIR": str(repo.parent / "shared")}
+    command = [str(repo / ".venv/bin/python"), "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+    command += [*(options or ("-p", "no:xdist")), *tests]
+    done = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, check=False)
+    return done.returncode, done.stdout + done.stderr
+
+
+def apply(repo: Path, mutation: Mutation) -> str:
+    """Apply `mutation` in the copy; returns the original text to restore."""
+    path = repo / mutation.file
+    text = path.read_text(encoding="utf-8")
+    count = text.count(mutation.old)
+    if count != 1:
+        raise SystemExit(
+            f"mutation {mutation.name}: the text to mutate occurs {count} times in {mutation.file} (must be once): "
+            "the source moved; update tools/mutate.py"
+        )
+    path.write_text(text.replace(mutation.old, mutation.new), encoding="utf-8")
+    return text
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("names", nargs="*", help="run only these mutations")
+    parser.add_argument("--list", action="store_true", help="list the mutations and exit")
+    args = parser.parse_args()
+    known = {m.name: m for m in MUTATIONS}
+    if args.list:
+        for m in MUTATIONS:
+            where = " ".join(m.tests) + (f" -k {m.keyword}" if m.keyword else "")
+            print(f"{m.name:34} {m.breaks}\n{'':34} guarded by: {where}")
+        return 0
+    unknown = [n for n in args.names if n not in known]
+    if unknown:
+        parser.error(f"unknown mutation(s) {unknown}; see --list")
+    chosen = [known[n] for n in args.names] if args.names else list(MUTATIONS)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="mutate-") as tmp:
+        repos = [copy_tree(Path(tmp) / slot) for slot in ("a", "b")]
+        copies: queue.Queue[Path] = queue.Queue()
+        for repo in repos:
+            copies.put(repo)
+        # The guarding tests pass unmutated (whole files: a superset of each -k), or a kill would prove nothing.
+        baseline = tuple(dict.fromkeys(t for m in chosen for t in m.tests))
+        code, output = pytest(repos[0], baseline, "-n", "2")
+        if code != 0:
+            print(output[-4000:])
+            print("mutation runner: the guarding tests fail without a mutation")
+            return 1
+
+        def run(m: Mutation) -> tuple[Mutation, int, str, float]:
+            repo = copies.get()
+            began = time.monotonic()
+            try:
+                original = apply(repo, m)
+                try:
+                    code, output = pytest(repo, m.tests, *(["-p", "no:xdist", "-k", m.keyword] if m.keyword else []))
+                finally:
+                    (repo / m.file).write_text(original, encoding="utf-8")
+            finally:
+                copies.put(repo)
+            return m, code, output, time.monotonic() - began
+
+        failed = []
+        with ThreadPoolExecutor(2) as pool:
+            for m, code, output, took in pool.map(run, chosen):
+                if code == 1:
+                    killer = re.search(r"^FAILED (\S+)", output, re.MULTILINE)
+                    print(f"KILLED   {m.name} ({took:.1f}s): {m.breaks}; red: {killer.group(1) if killer else '?'}")
+                elif code == 0:
+                    failed.append(m.name)
+                    print(f"SURVIVED {m.name} ({took:.1f}s): {m.breaks}; {' '.join(m.tests)} stayed green")
+                else:
+                    failed.append(m.name)
+                    print(output[-3000:])
+                    print(f"ERROR    {m.name}: pytest exit {code} (not a failing test: not counted as killed)")
+    total = time.monotonic() - started
+    if failed:
+        print(f"mutation runner: {len(failed)} of {len(chosen)} not killed: {', '.join(failed)} ({total:.0f}s)")
+        return 1
+    print(f"mutation runner: all {len(chosen)} mutations killed ({total:.0f}s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
