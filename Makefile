@@ -128,7 +128,7 @@ translator-gate: $(STAMP) tools
 
 # Break each safety invariant the README calls proven by mutation in a temporary copy of the tree and require
 # its guarding tests (unit, netpol, translator) to go red (tools/mutate.py; --list names them). 1-1.5 min.
-mutation: $(STAMP) tools
+mutation: $(STAMP) tools $(WAF_BINARY)
 	$(BIN)/python tools/mutate.py
 
 # The playbooks against a real control plane and the real Envoy Gateway controller (tests/harness), one at

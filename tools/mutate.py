@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = "collections/ansible_collections/polycrate_blocks/envoy/plugins/plugin_utils/envoy_block"
 PLUGINS = "collections/ansible_collections/polycrate_blocks/envoy/plugins"
 # Built and installed outputs the copy uses in place (gitignored, large): linked, never copied.
-LINKED = (".venv", ".venv-waf", ".tools")
+LINKED = (".venv", ".venv-waf", ".tools", "waf/bin")
 
 
 @dataclass(frozen=True)
@@ -212,12 +212,13 @@ def copy_tree(dest: Path) -> Path:
     for raw in filter(None, listed):
         rel = raw.decode()
         src = ROOT / rel
-        if not src.is_file() or rel.split("/", 1)[0] in LINKED:
+        if not src.is_file() or any(rel == name or rel.startswith(name + "/") for name in LINKED):
             continue  # deleted in the work tree, or a link into the built outputs
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, repo / rel, follow_symlinks=False)
     for name in LINKED:
         if (ROOT / name).exists():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
             (repo / name).symlink_to((ROOT / name).resolve())
     shared = Path(os.environ.get("ENVOY_SHARED_DIR", ROOT.parent / "shared")).resolve()
     (dest / "shared").symlink_to(shared)

@@ -19,10 +19,11 @@ class BlockAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no ty
     TRANSFERS_FILES = False
     _requires_connection = False
     _VALID_ARGS = frozenset({"block"})
+    # Polycrate's `workspace` snapshot variable, when the action runs under Polycrate (set by run()).
+    workspace: Any = None
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result: dict[str, Any] = super().run(tmp, task_vars)
-        # Polycrate's `workspace` snapshot variable, when the action runs under Polycrate.
         self.workspace = (task_vars or {}).get("workspace")
         block = self._task.args.get("block")
         if not isinstance(block, Mapping):
