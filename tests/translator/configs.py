@@ -1,5 +1,6 @@
-"""The configs the translator gate runs: the default config, every example, and four that together cover
-every listener protocol and every policy setting the examples leave out."""
+"""The configs the translator gate runs: the default config, every example, every envoy configuration of the
+seed README (tests/support/seed.py), and four that together cover every listener protocol and every policy
+setting the examples leave out."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import yaml
 
 from envoy_block.config import Config
 from tests.conftest import ROOT
+from tests.support import seed
 from tests.support.helpers import load, objects
 
 from . import egctl, gate, tenant
@@ -120,6 +122,7 @@ WAF_BESIDE_TENANT_POLICY: dict[str, Any] = {
 
 CONFIGS: dict[str, dict[str, Any]] = {
     **{f"example-{name}": cfg for name, cfg in EXAMPLES.items()},
+    **seed.envoy_configs(),
     "every-protocol": EVERY_PROTOCOL,
     "tenant-targets": TENANT_TARGETS,
     "waf-partial-merged": WAF_PARTIAL_MERGED,

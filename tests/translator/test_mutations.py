@@ -138,7 +138,8 @@ CASES: list[tuple[str, str, Callable[[Objects], Objects], dict[tuple[str, str], 
                 )
             },
             (f"{GW} listener raw", "attachedRoutes"): "0 route(s) attached",
-            (GW, "Accepted (derived from its listeners, as the controller does)"): "0 of 2 listeners Accepted",
+            # The default listeners' tls (:443) is untouched by the clash on :80.
+            (GW, "Accepted (derived from its listeners, as the controller does)"): "1 of 3 listeners Accepted",
         },
     ),
     (

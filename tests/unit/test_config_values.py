@@ -6,7 +6,7 @@ hostnames, durations, ports, CIDRs and WAF rule tags. And the block name, which 
 Each rejected case names the path (and the start of the fix) its error must carry; the accepted cases
 guard against over-eager rules. Mutation checks (done once, each turned the named cases red):
 - accepting every value in formats.chart_ref: chart-url-*, crds-chart-url;
-- dropping the `pattern` of a $def in schema.json (or making it `^.*$`): that def's cases, e.g. image_tag:
+- dropping the `pattern` of a $def in config.schema.json (or making it `^.*$`): that def's cases, e.g. image_tag:
   image-tag-space, image-tag-colon; image_registry: image-registry-*, chart-url-oci-host; the same for
   image_repository, image_digest, chart_version, optional_dns_subdomain, label_value, qualified_name, hostname,
   rule_tag, optional_ipv4; dropping gatewayclass_name's maxLength: gatewayclass-name-label-length;

@@ -1,7 +1,7 @@
 """Invariant: the bootstrap Gateway is opt-in; when enabled it sits on the shared class, in the block namespace,
 and turns each listener into exactly the Gateway API form (TLS mode, Secret refs, allowed namespaces).
 
-Mutation check (done once): defaulting default_gateway.enabled to true in schema.json turned
+Mutation check (done once): defaulting default_gateway.enabled to true in config.schema.json turned
 test_no_gateway_by_default red.
 """
 

@@ -15,8 +15,13 @@ The old comment "Cilium LB-IPAM and MetalLB ignore spec.loadBalancerIP" was wron
 With `merge_gateways: false` every Gateway of the shared class gets its own Service from the same
 EnvoyProxy, and each would ask for the same address: rejected.
 
+With no provider named, the Cilium and both MetalLB annotations are rendered (never spec.loadBalancerIP),
+which each of the two accepts.
+
 Mutation checks (done once): rendering spec.loadBalancerIP for every provider (as before) turned
-test_the_provider_assigns_the_vip[metallb] red; dropping the merge_gateways rule in config.py turned
+test_the_provider_assigns_the_vip[metallb] red; rendering spec.loadBalancerIP beside the annotations when no
+provider is named turned test_a_vip_without_a_provider_is_assigned_by_cilium_and_by_metallb red; dropping
+the merge_gateways rule in config.py turned
 test_vip_needs_a_merged_shared_class red; dropping the service.annotations rule turned
 test_vip_annotations_only_through_loadbalancer_ip red.
 """
@@ -63,8 +68,9 @@ def cloud_assigns(service: dict[str, Any]) -> list[str]:
 PROVIDERS = {"metallb": metallb_assigns, "cilium": cilium_assigns, "cloud": cloud_assigns}
 
 
-def _cfg(provider: str, **service: Any) -> dict[str, Any]:
-    return {"service": {"loadbalancer_ip": VIP, "loadbalancer_provider": provider, **service}}
+def _cfg(provider: str | None, **service: Any) -> dict[str, Any]:
+    chosen = {"loadbalancer_provider": provider} if provider else {}
+    return {"service": {"loadbalancer_ip": VIP, **chosen, **service}}
 
 
 def _service(cfg: dict[str, Any], name: str = "eg-shared") -> dict[str, Any]:
@@ -86,8 +92,8 @@ def test_only_what_the_provider_reads_is_rendered(provider: str) -> None:
     assert ("loadBalancerIP" in service) is (provider == "cloud")
 
 
-@pytest.mark.parametrize("provider", sorted(PROVIDERS))
-def test_the_dedicated_class_never_asks_for_the_vip(provider: str) -> None:
+@pytest.mark.parametrize("provider", [*sorted(PROVIDERS), None])
+def test_the_dedicated_class_never_asks_for_the_vip(provider: str | None) -> None:
     service = _service(_cfg(provider), "eg-dedicated")
     assert "loadBalancerIP" not in service
     assert not set(service.get("annotations", {})) & VIP_ANNOTATIONS["all"]
@@ -95,15 +101,17 @@ def test_the_dedicated_class_never_asks_for_the_vip(provider: str) -> None:
 
 def test_metallb_never_sees_both_forms() -> None:
     """The failure the issue reports, stated against the model: no provider setting gives MetalLB both."""
-    for provider in PROVIDERS:
+    for provider in [*PROVIDERS, None]:
         metallb_assigns(_service(_cfg(provider)))  # raises Pending if both forms are rendered
 
 
-def test_vip_needs_a_provider() -> None:
-    found = problems({"service": {"loadbalancer_ip": VIP}})
-    assert any(
-        p.startswith("config.service.loadbalancer_provider: ") and "cilium, metallb or cloud" in p for p in found
-    )
+def test_a_vip_without_a_provider_is_assigned_by_cilium_and_by_metallb() -> None:
+    """The seed's own configuration (`loadbalancer_ip` alone): both providers it names as prerequisites assign
+    the address to the same rendered Service, and MetalLB is never shown both forms."""
+    service = _service({"service": {"loadbalancer_ip": VIP}})
+    assert cilium_assigns(service) == [VIP]
+    assert metallb_assigns(service) == [VIP]
+    assert "loadBalancerIP" not in service  # deprecated upstream, and what MetalLB refuses beside its annotation
 
 
 def test_vip_needs_a_merged_shared_class() -> None:

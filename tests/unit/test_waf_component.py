@@ -1,7 +1,7 @@
 """Invariants of the WAF objects: fail-closed unless asked, PSS-restricted pods that survive disruption,
 settings the service really accepts, and a config change that rolls the pods (and only then).
 
-Mutation check (done once): defaulting waf.fail_open to true in schema.json turned
+Mutation check (done once): defaulting waf.fail_open to true in config.schema.json turned
 test_waf_objects[eep-fail-closed-by-default] red. Mutation: rendering processingMode.response whatever
 waf.response_inspection.enabled says -> red ([eep-no-response-phase], [eep-response-off-explicitly]).
 """

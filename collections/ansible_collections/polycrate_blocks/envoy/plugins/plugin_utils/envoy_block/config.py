@@ -1,4 +1,4 @@
-"""The config contract: shape from schema.json, effective defaults, cross-field rules.
+"""The config contract: shape from config.schema.json, effective defaults, cross-field rules.
 
 Every problem is collected with its config path before anything is built, so a user sees all of
 them at once and nothing is written or applied on bad input.
@@ -201,11 +201,12 @@ def _format_checker(schema: Mapping[str, Any]) -> jsonschema.FormatChecker:
 
 
 def shape_problems(raw: Any, schema: Mapping[str, Any]) -> list[Problem]:
-    """Check types, enums, ranges, formats and unknown keys against schema.json; one Problem per finding,
+    """Check types, enums, ranges, formats and unknown keys against config.schema.json; one Problem per finding,
     and one per value: a value failing both its pattern and its format is reported by the format's fix."""
     problems: list[Problem] = []
     formatted: set[str] = set()
-    validator = jsonschema.Draft202012Validator(schema, format_checker=_format_checker(schema))
+    # Draft 7: the newest draft both jsonschema 3.2 (Polycrate's image) and Polycrate's gojsonschema implement.
+    validator = jsonschema.Draft7Validator(schema, format_checker=_format_checker(schema))
     errors = sorted(validator.iter_errors(raw), key=lambda e: e.validator != "format")
     for error in errors:
         parts = list(error.absolute_path)
@@ -513,7 +514,7 @@ def _proxy_protocol_scope_problems(values: Mapping[str, Any]) -> list[Problem]:
 
 
 def _service_problems(values: Mapping[str, Any]) -> list[Problem]:
-    """A fixed VIP must reach exactly one Service, in the one form its LoadBalancer provider reads."""
+    """A fixed VIP must reach exactly one Service, in forms its LoadBalancer provider reads."""
     service = values["service"]
     problems: list[Problem] = []
     if service["loadbalancer_ip"] and service["type"] != "LoadBalancer":
@@ -521,15 +522,6 @@ def _service_problems(values: Mapping[str, Any]) -> list[Problem]:
             Problem(
                 "config.service.loadbalancer_ip",
                 f"needs service.type LoadBalancer (is {service['type']}); remove loadbalancer_ip or change the type",
-            )
-        )
-    if service["loadbalancer_ip"] and "loadbalancer_provider" not in service:
-        problems.append(
-            Problem(
-                "config.service.loadbalancer_provider",
-                "loadbalancer_ip needs it: set cilium, metallb or cloud, whichever assigns LoadBalancer "
-                "addresses on this cluster. Each reads the address from another place, and MetalLB leaves a "
-                "Service Pending that carries both its annotation and spec.loadBalancerIP",
             )
         )
     if service["loadbalancer_ip"] and not values["gatewayclass"]["shared"]["merge_gateways"]:
@@ -547,8 +539,8 @@ def _service_problems(values: Mapping[str, Any]) -> list[Problem]:
                 Problem(
                     f"config.service.annotations.{key}",
                     "service.annotations go on every proxy Service of both classes, so each would ask for this "
-                    "address; remove it and set service.loadbalancer_ip with service.loadbalancer_provider, "
-                    "which only the shared Service carries",
+                    "address; remove it and set service.loadbalancer_ip (and service.loadbalancer_provider if "
+                    "you want one provider's form only), which only the shared Service carries",
                 )
             )
     return problems

@@ -2,7 +2,7 @@
 
 Each check raises ValueError whose text is the fix; config.shape_problems puts it after the value's
 config path. Polycrate's own schema validation ignores formats it does not know, so the shape that a
-pattern can express stays in schema.json (a CIDR's pattern, the OCI grammar in the image_* $defs) and
+pattern can express stays in config.schema.json (a CIDR's pattern, the OCI grammar in the image_* $defs) and
 these add what needs code: real networks, and a chart reference helm can actually use.
 """
 
@@ -64,7 +64,7 @@ def chart_ref(value: str, registry: re.Pattern[str], repository: re.Pattern[str]
 
 
 def checks(defs: Mapping[str, Any]) -> dict[str, Callable[[str], None]]:
-    """The schema's custom formats by name; `defs` are schema.json's $defs (the OCI grammar lives there)."""
+    """The schema's custom formats by name; `defs` are config.schema.json's $defs (the OCI grammar lives there)."""
     registry = re.compile(defs["image_registry"]["pattern"])
     repository = re.compile(defs["image_repository"]["pattern"])
     return {

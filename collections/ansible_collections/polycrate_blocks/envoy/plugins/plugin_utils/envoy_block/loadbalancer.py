@@ -7,16 +7,22 @@
   ("service can not have both"). The block writes both annotation keys (same value, read by every MetalLB
   release) and never spec.loadBalancerIP.
 - Cloud controllers read spec.loadBalancerIP, which Envoy Gateway copies from the EnvoyProxy.
+
+With no provider named, the block writes the Cilium and both MetalLB annotations and no spec.loadBalancerIP:
+each provider reads its own key and ignores the others', so the same Service gets the address from either
+(a cloud controller, which reads only spec.loadBalancerIP, needs `cloud` named).
 """
 
 from __future__ import annotations
 
 PROVIDERS = ("cilium", "metallb", "cloud")
 # Annotation keys the block renders per provider; "all" also holds the aliases a user might write by hand.
-VIP_ANNOTATIONS: dict[str, frozenset[str]] = {
+# None (no provider named) is what both Cilium LB-IPAM and MetalLB accept.
+VIP_ANNOTATIONS: dict[str | None, frozenset[str]] = {
     "cilium": frozenset({"lbipam.cilium.io/ips"}),
     "metallb": frozenset({"metallb.io/loadBalancerIPs", "metallb.universe.tf/loadBalancerIPs"}),
     "cloud": frozenset(),
+    None: frozenset({"lbipam.cilium.io/ips", "metallb.io/loadBalancerIPs", "metallb.universe.tf/loadBalancerIPs"}),
     "all": frozenset(
         {
             "lbipam.cilium.io/ips",
@@ -30,8 +36,8 @@ VIP_ANNOTATIONS: dict[str, frozenset[str]] = {
 READS_SPEC = frozenset({"cloud"})
 
 
-def vip_fields(provider: str, ip: str) -> tuple[dict[str, str], dict[str, str]]:
-    """(envoyService fields, Service annotations) that ask `provider` for `ip`, and nothing else."""
+def vip_fields(provider: str | None, ip: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(envoyService fields, Service annotations) that ask `provider` (None: Cilium or MetalLB) for `ip`."""
     spec = {"loadBalancerIP": ip} if provider in READS_SPEC else {}
     return spec, dict.fromkeys(sorted(VIP_ANNOTATIONS[provider]), ip)
 

@@ -46,9 +46,10 @@ def _service(config: Config, shared: bool) -> dict[str, Any]:
         "externalTrafficPolicy": service["external_traffic_policy"],
     }
     if shared and service["loadbalancer_ip"]:
-        # Only the form the configured provider reads: MetalLB refuses a Service that carries its
-        # annotation and spec.loadBalancerIP together, and leaves it Pending.
-        fields, vip_annotations = loadbalancer.vip_fields(service["loadbalancer_provider"], service["loadbalancer_ip"])
+        # Only forms the provider(s) read: MetalLB refuses a Service that carries its annotation and
+        # spec.loadBalancerIP together, and leaves it Pending.
+        provider = service.get("loadbalancer_provider")
+        fields, vip_annotations = loadbalancer.vip_fields(provider, service["loadbalancer_ip"])
         spec.update(fields)
         annotations.update(vip_annotations)
     if shared and proxy_protocol_scope(config) == "class":

@@ -1,0 +1,179 @@
+"""Server-side apply of a list of objects, with any kubernetes client from 17.17 on (Polycrate's image)."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: k8s_apply
+short_description: Server-side apply a list of objects in order, with kubernetes 17.17 and later
+description:
+  - Applies each object of O(definitions) in order with a server-side apply PATCH
+    (C(application/apply-patch+yaml)), stopping at the first error.
+  - C(kubernetes.core.k8s) refuses C(server_side_apply) below kubernetes 19.15, and Polycrate v0.23.3's image
+    ships kubernetes 17.17; this module sends the same request through the client's generic call, which every
+    client version has.
+  - Check mode sends the same requests as server-side dry runs (C(dryRun=All)); with --diff each changed object
+    shows its before and after.
+  - Takes the connection options of kubernetes.core (O(kubeconfig), O(context), ...).
+options:
+  definitions:
+    description: The objects, applied in this order.
+    type: list
+    elements: dict
+    required: true
+  field_manager:
+    description: The field manager that owns what this apply sets.
+    type: str
+    required: true
+  force_conflicts:
+    description: Take over fields another manager owns.
+    type: bool
+    default: true
+  wait_condition:
+    description:
+      - Wait until each object has this condition (C(type), C(status)), as in C(kubernetes.core.k8s).
+      - Not in check mode.
+    type: dict
+  wait_timeout:
+    description: Seconds to wait for O(wait_condition), per object.
+    type: int
+    default: 120
+  wait_sleep:
+    description: Seconds between two reads while waiting.
+    type: int
+    default: 1
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+author:
+  - envoy block maintainers
+"""
+
+EXAMPLES = r"""
+- name: Apply the block's objects
+  polycrate_blocks.envoy.k8s_apply:
+    definitions: "{{ objects }}"
+    field_manager: polycrate-envoy
+"""
+
+RETURN = r"""
+result:
+  description: One entry per object, in order.
+  returned: always
+  type: dict
+  contains:
+    results:
+      description: C(changed), C(method) (C(create) or C(apply)) and the object as applied (C(result)).
+      type: list
+      elements: dict
+"""
+
+import copy
+import json
+import time
+from typing import Any
+
+from ansible_collections.kubernetes.core.plugins.module_utils.ansiblemodule import AnsibleModule
+from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.service import K8sService
+
+# Set by the API server on every write; not part of what the block asked for.
+VOLATILE = ("resourceVersion", "managedFields", "generation", "creationTimestamp", "uid")
+
+
+def argspec() -> dict[str, Any]:
+    args: dict[str, Any] = copy.deepcopy(AUTH_ARG_SPEC)
+    args["definitions"] = {"type": "list", "elements": "dict", "required": True}
+    args["field_manager"] = {"type": "str", "required": True}
+    args["force_conflicts"] = {"type": "bool", "default": True}
+    args["wait_condition"] = {"type": "dict"}
+    args["wait_timeout"] = {"type": "int", "default": 120}
+    args["wait_sleep"] = {"type": "int", "default": 1}
+    return args
+
+
+def comparable(obj: dict[str, Any] | None) -> dict[str, Any] | None:
+    """`obj` without what the server changes on any write (and without status), for changed and diff."""
+    if obj is None:
+        return None
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in VOLATILE}
+    return {**{k: v for k, v in obj.items() if k != "status"}, "metadata": meta}
+
+
+def has_condition(obj: dict[str, Any], wanted: dict[str, Any]) -> bool:
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == wanted["type"] and str(c.get("status")) == str(wanted["status"]) for c in conditions)
+
+
+def refusal(exc: Exception) -> str:
+    """The API server's own message from a failed request (its Status body), else the exception."""
+    body = getattr(exc, "body", None)
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body or exc)
+    try:
+        return str(json.loads(text)["message"])
+    except (TypeError, ValueError, KeyError):
+        return text
+
+
+def main() -> None:
+    module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=argspec(), supports_check_mode=True)
+    params = module.params
+    results: list[dict[str, Any]] = []
+    diffs: list[dict[str, Any]] = []
+    where = ""
+    try:
+        svc = K8sService(get_api_client(module), module)
+        dynamic = svc.client.client  # kubernetes.dynamic.DynamicClient, any version
+        for definition in params["definitions"]:
+            meta = definition["metadata"]
+            where = f"{definition['kind']} {'/'.join(filter(None, (meta.get('namespace'), meta['name'])))}"
+            resource = svc.find_resource(definition["kind"], definition["apiVersion"], fail=True)
+            path = resource.path(name=meta["name"], namespace=meta.get("namespace"))
+            try:
+                before_dict = dynamic.get(resource, name=meta["name"], namespace=meta.get("namespace")).to_dict()
+            except Exception as exc:  # kubernetes.dynamic's NotFoundError, known by its status
+                if getattr(exc, "status", None) != 404:
+                    raise
+                before_dict = None
+            query = [("fieldManager", params["field_manager"])]
+            if params["force_conflicts"]:
+                query.append(("force", "true"))
+            if module.check_mode:
+                query.append(("dryRun", "All"))
+            # Bytes, not a dict: kubernetes < 25 serialises only JSON content types itself.
+            after = dynamic.request(
+                "patch",
+                path,
+                body=json.dumps(definition).encode(),
+                content_type="application/apply-patch+yaml",
+                query_params=query,
+            ).to_dict()
+            changed = comparable(before_dict) != comparable(after)
+            if params["wait_condition"] and not module.check_mode:
+                deadline = time.monotonic() + params["wait_timeout"]
+                while not has_condition(after, params["wait_condition"]):
+                    if time.monotonic() > deadline:
+                        wanted = params["wait_condition"]
+                        module.fail_json(
+                            msg=f"{definition['kind']} {meta['name']} is not {wanted['type']}={wanted['status']} "
+                            f"after {params['wait_timeout']} s",
+                            result={"results": results},
+                        )
+                    time.sleep(params["wait_sleep"])
+                    after = dynamic.get(resource, name=meta["name"], namespace=meta.get("namespace")).to_dict()
+            results.append({"changed": changed, "method": "apply" if before_dict else "create", "result": after})
+            if changed and module._diff:
+                diffs.append({"before": comparable(before_dict) or {}, "after": comparable(after)})
+    except CoreException as exc:
+        module.fail_from_exception(exc)
+    except Exception as exc:  # noqa: BLE001 - the API's refusal, said once with the object it was about
+        module.fail_json(msg=f"server-side apply of {where} failed: {refusal(exc)}", result={"results": results})
+    output: dict[str, Any] = {"changed": any(r["changed"] for r in results), "result": {"results": results}}
+    if diffs:
+        output["diff"] = diffs
+    module.exit_json(**output)
+
+
+if __name__ == "__main__":
+    main()
