@@ -144,6 +144,8 @@ def test_half_upgraded_proxies_are_reported_rolling() -> None:
     assert _state(p, controller, [rolling])["rollout"] == [
         f"proxies/envoy-eg-shared: rolling to {NEW_ENVOY}, 0/1 updated"
     ]
+    surge = _proxy(NEW_ENVOY, updatedReplicas=1, availableReplicas=1, replicas=2)  # the old pod terminating
+    assert not next(r for r in lifecycle.status_rows(p, [surge], controller) if r["what"] == "proxies")["ok"]
     done = _proxy(NEW_ENVOY)
     assert all(r["ok"] for r in lifecycle.status_rows(p, [done], controller) if r["what"] in ("controller", "proxies"))
     assert _state(p, controller, [done])["rollout"] == []
