@@ -384,6 +384,7 @@ def test_upgrade_from_v1_8_3_to_v1_9_0_with_traffic(kube: Kube, backend: int, tm
 
         # The upgrade, with the new proxy pods held unscheduled: the controller moves, the proxies wait.
         old_pod = {p["metadata"]["name"] for p in _controller_pods(kube)}
+        certs = (kube.get(f"/api/v1/namespaces/{NS}/secrets/envoy") or {}).get("data")
         kubelet.hold = lambda pod: (pod["metadata"].get("labels") or {}).get("app.kubernetes.io/component") == "proxy"
         mark = len(kube.cluster.audit())
         client.phase = "controller replaced"
@@ -405,6 +406,9 @@ def test_upgrade_from_v1_8_3_to_v1_9_0_with_traffic(kube: Kube, backend: int, tm
         ], "nothing deleted"
         assert [x for x in w if x.resource == "jobs" and x.verb == "create" and x.agent.startswith("Helm/")], (
             "certgen ran again"
+        )
+        assert (kube.get(f"/api/v1/namespaces/{NS}/secrets/envoy") or {}).get("data") == certs, (
+            "certgen keeps the proxies' xDS client certificates: the running Envoy reconnects to the new controller"
         )
         gateways = kube.get(f"{CRD}/gateways.gateway.networking.k8s.io") or {}
         assert gateways["metadata"]["annotations"]["gateway.networking.k8s.io/bundle-version"] == "v1.6.1"
