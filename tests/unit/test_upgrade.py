@@ -67,7 +67,9 @@ def test_a_skipped_minor_release_warns_with_the_release_notes() -> None:
     assert not step["problems"], "Envoy Gateway's notes ask for steps per minor release, they do not forbid skipping"
     assert "skips minor releases" in step["warnings"][0]
     assert any("v1.9 upgrade notes" in w for w in step["warnings"]), "the skipped release's notes are named"
+    assert step["summary"].startswith("skip v1.8.3 -> v1.10.0; chart.version v1.10.0 skips")
     one = release.upgrade_step("v1.8.3", "v1.9.0", allow_downgrade=False)
+    assert one["summary"].startswith("upgrade v1.8.3 -> v1.9.0; Envoy Gateway v1.9 upgrade notes: ")
     assert not any("skips" in w for w in one["warnings"])
 
 

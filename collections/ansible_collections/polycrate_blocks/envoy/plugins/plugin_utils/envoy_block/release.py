@@ -78,7 +78,17 @@ def installed_version(release: Mapping[str, Any] | None, deployment: Mapping[str
 def upgrade_step(installed: str | None, configured: str, allow_downgrade: bool) -> dict[str, Any]:
     """What moving from the `installed` Envoy Gateway release to the `configured` chart.version means:
     `kind` (fresh, same, patch, upgrade, skip, downgrade, unknown), `problems` (why install must stop: a
-    downgrade unless allowed) and `warnings` (skipped minor releases, what the release notes ask)."""
+    downgrade unless allowed), `warnings` (skipped minor releases, what the release notes ask) and
+    `summary` (one line for install's summary)."""
+    step = _step(installed, configured, allow_downgrade)
+    kind = step["kind"]
+    line = {"fresh": f"install {configured}", "same": f"{configured} as installed"}.get(
+        kind, f"{kind} {installed} -> {configured}"
+    )
+    return {**step, "summary": "; ".join([line, *step["warnings"]])}
+
+
+def _step(installed: str | None, configured: str, allow_downgrade: bool) -> dict[str, Any]:
     step: dict[str, Any] = {"from": installed, "to": configured, "problems": [], "warnings": []}
     old, new = semver(installed), semver(configured)
     if installed is None:
