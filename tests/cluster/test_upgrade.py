@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import http.client
 import http.server
+import os
 import threading
 import time
 import urllib.request
@@ -315,9 +316,25 @@ def _controller_pods(kube: Kube) -> list[dict[str, Any]]:
     return kube.items(f"/api/v1/namespaces/{NS}/pods", labelSelector="control-plane=envoy-gateway")
 
 
+def _post(proxy: ProxyPod, path: str) -> None:
+    request = urllib.request.Request(f"http://{proxy.admin[0]}:{proxy.admin[1]}/{path}", method="POST")
+    with urllib.request.urlopen(request, timeout=5):
+        pass
+
+
+def _private_network() -> bool:
+    return os.readlink("/proc/self/ns/net") != os.readlink("/proc/1/ns/net")
+
+
 def _swap(kube: Kube, old: ProxyPod, workdir: Path) -> ProxyPod:
     """Replace the running Envoy by one made from the proxy Deployment's current (v1.9.0) spec, as a rolling
-    update does: the new one up and serving first, then the old one's listeners closed, then it stops."""
+    update does: the new one listening and configured first (both bind the port: Envoy sets SO_REUSEPORT),
+    then the old one fails its health check and starts draining, as Envoy Gateway's shutdown manager makes
+    it, and stops listening (what the endpoint's removal from the Service does on a cluster); requests it
+    accepted finish, then it stops. In a private network namespace the kernel hands connections still
+    queued on the closed socket to the new one (tcp_migrate_req), as the Service would have sent them there."""
+    if _private_network():
+        Path("/proc/sys/net/ipv4/tcp_migrate_req").write_text("1", encoding="utf-8")
     (name,) = [
         d["metadata"]["name"] for d in kube.items(f"/apis/apps/v1/namespaces/{NS}/deployments", labelSelector=OWN_PROXY)
     ]
@@ -331,10 +348,9 @@ def _swap(kube: Kube, old: ProxyPod, workdir: Path) -> ProxyPod:
     except BaseException:
         new.stop()
         raise
-    request = urllib.request.Request(f"http://{old.admin[0]}:{old.admin[1]}/drain_listeners?inboundonly", method="POST")
-    with urllib.request.urlopen(request, timeout=5):
-        pass
-    time.sleep(1)  # requests already accepted by the old Envoy finish
+    _post(old, "healthcheck/fail")
+    _post(old, "drain_listeners?inboundonly")
+    time.sleep(1)  # requests the old Envoy accepted finish
     old.stop()
     return new
 
