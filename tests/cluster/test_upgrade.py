@@ -21,6 +21,7 @@ from __future__ import annotations
 import http.client
 import http.server
 import os
+import subprocess
 import threading
 import time
 import urllib.request
@@ -37,6 +38,7 @@ from tests.cluster.common import EG_API, GW_API, POLICY_KINDS, block_writes, pol
 from tests.cluster.conftest import CHARTS, Kube
 from tests.cluster.proxy import ProxyPod, host_address
 from tests.cluster.test_examples import prepare
+from tests.conftest import ROOT
 from tests.support import apiserver
 from tests.support.helpers import plan
 from tests.support.tenant_objects import (
@@ -156,12 +158,11 @@ def backend() -> Iterator[int]:
 
 def _safe_upgrades_policy(kube: Kube) -> list[dict[str, Any]]:
     """The cluster owner's Gateway API v1.5.1 safe-upgrades policy and binding (from the v1.8.3 CRD chart)."""
-    import subprocess
-
-    from tests.conftest import ROOT
-
     rendered = subprocess.run(
-        [str(ROOT / ".tools/bin/helm"), "template", "crds", str(CHARTS / f"gateway-crds-helm-{OLD}.tgz")],
+        [
+            *(str(ROOT / ".tools/bin/helm"), "template", "crds", str(CHARTS / f"gateway-crds-helm-{OLD}.tgz")),
+            *("--set", "crds.gatewayAPI.enabled=true", "--set", "crds.gatewayAPI.channel=standard"),
+        ],
         check=True,
         capture_output=True,
         text=True,
@@ -362,8 +363,11 @@ def test_upgrade_from_v1_8_3_to_v1_9_0_with_traffic(kube: Kube, backend: int, tm
     kubelet = kube.cluster.kubelet
     assert kubelet is not None
     # The CRDs other tests left are v1.9.0's: start from a cluster that never had them.
-    kube.playbook("uninstall", kube.config(uninstall={"remove_crds": True})).ok()
-    kube.wait(lambda: not [c for c in kube.items(CRD) if "gateway" in c["metadata"]["name"]], 120, "CRDs removed")
+    ours = (".gateway.networking.k8s.io", ".gateway.envoyproxy.io")
+    for crd in kube.items(CRD):
+        if crd["metadata"]["name"].endswith(ours):
+            apiserver.delete(kube.api, f"{CRD}/{crd['metadata']['name']}")
+    kube.wait(lambda: not [c for c in kube.items(CRD) if c["metadata"]["name"].endswith(ours)], 120, "CRDs removed")
     old_cfg, new_cfg = config(kube, OLD), config(kube, NEW)
     prepare(kube, old_cfg)  # the VictoriaMetrics CRDs, as its operator installs them
     policy = _safe_upgrades_policy(kube)
