@@ -424,12 +424,12 @@ def test_upgrade_from_v1_8_3_to_v1_9_0_with_traffic(kube: Kube, backend: int, tm
         assert max(crd_writes) < min(helm_release), "the CRDs are v1.9.0's before helm upgrades the release"
         # Nothing deleted: the only deletions are helm's pre-upgrade hooks (certgen's Job and RBAC, the
         # topology injector webhook: hook-delete-policy before-hook-creation), each created again after.
-        ours = block_writes(kube, mark)
-        for i, x in enumerate(ours):
+        by_block = block_writes(kube, mark)
+        for i, x in enumerate(by_block):
             if x.verb in ("delete", "deletecollection"):
-                again = [y for y in ours[i:] if y.verb == "create" and y[1:4] == x[1:4]]
+                recreated = [y for y in by_block[i:] if y.verb == "create" and y[1:4] == x[1:4]]
                 assert x.agent.startswith("Helm/"), f"the block deleted {x}"
-                assert again, f"deleted and not re-created: {x}"
+                assert recreated, f"deleted and not re-created: {x}"
         assert [x for x in w if x.resource == "jobs" and x.verb == "create" and x.agent.startswith("Helm/")], (
             "certgen ran again"
         )
