@@ -44,6 +44,8 @@ build helm helm "-X helm.sh/helm/v3/internal/version.version=v3.22.0 -X helm.sh/
   helm.sh/helm/v3/cmd/helm
 build envoy-gateway envoy-gateway "-X github.com/envoyproxy/gateway/internal/cmd/version.envoyGatewayVersion=v1.9.0" \
   github.com/envoyproxy/gateway/cmd/envoy-gateway github.com/envoyproxy/gateway/cmd/egctl
+dest=$dest/../envoy-gateway-v1.8.3 build envoy-gateway-v1.8.3 envoy-gateway-v1.8.3 \
+  "-X github.com/envoyproxy/gateway/internal/cmd/version.envoyGatewayVersion=v1.8.3" github.com/envoyproxy/gateway/cmd/envoy-gateway
 
 # helm and kubectl of Polycrate v0.23.3's container image (Dockerfile.goreleaser), for its stand-in
 # (tools/oci/images.py): into image-bin/, beside bin/, so they never shadow the block's own helm.

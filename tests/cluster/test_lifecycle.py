@@ -1,4 +1,4 @@
-"""Config changes, tenants' objects, uninstall and upgrade on the real API server and controller.
+"""Config changes, tenants' objects and uninstall on the real API server and controller.
 
 Guards: what the config no longer renders is pruned and nothing else; tenant objects (an HTTPRoute and a
 policy a tenant creates) survive install, prune and uninstall; the GatewayClass transition rule (the only
@@ -6,25 +6,18 @@ CEL rule with `oldSelf` in the block's kinds, which the gate cannot run) holds o
 while a tenant Gateway uses a class, also one named like the block's Gateway in its own namespace,
 otherwise deletes Gateways first (the API server's audit log shows the order) and waits until their proxies
 are gone, keeps CRDs and a namespace that existed before, and a second run changes nothing; remove_crds
-removes the CRDs; an upgrade from an older chart applies the CRDs server-side before helm upgrades the
-release and leaves the block's objects unchanged.
+removes the CRDs. Upgrades: test_upgrade.py (the real v1.8.3 and v1.9.0 charts).
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import tarfile
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from envoy_block import lifecycle
 from tests.cluster.common import EG_API, GW_API, assert_healthy, block_writes, writes
-from tests.cluster.conftest import CHARTS, Kube
-from tests.conftest import ROOT
+from tests.cluster.conftest import Kube
 from tests.harness.api import ApiError
 from tests.support.helpers import plan
 
@@ -184,54 +177,3 @@ def test_remove_crds_removes_them(kube: Kube) -> None:
     kube.playbook("uninstall", cfg).ok()
     names = {c["metadata"]["name"] for c in kube.items(CRD)}
     assert not any(n.endswith(".gateway.envoyproxy.io") or n.endswith(".gateway.networking.k8s.io") for n in names)
-
-
-def _older_chart(folder: Path, version: str, name: str = "gateway-helm") -> Path:
-    """The shared chart repackaged under an older version (no older published chart is at hand here): the
-    upgrade path (pre-upgrade certgen hook, release revision 2) is helm's real one; the templates are v1.9.0's."""
-    with tarfile.open(CHARTS / f"{name}-v1.9.0.tgz") as tar:
-        tar.extractall(folder, filter="data")
-    # The older CRD chart's Envoy Gateway CRDs differ (as an older release's would), so the upgrade has CRDs
-    # to apply; unchanged CRDs are skipped by their manifest digest.
-    for crd in sorted((folder / name / "templates" / "generated").glob("*.yaml")):
-        text = crd.read_text(encoding="utf-8")
-        crd.write_text(text.replace("controller-gen.kubebuilder.io/version: v0.20.1", "x: y"), encoding="utf-8")
-    meta = folder / name / "Chart.yaml"
-    chart = yaml.safe_load(meta.read_text(encoding="utf-8"))
-    chart["version"] = version
-    meta.write_text(yaml.safe_dump(chart), encoding="utf-8")
-    subprocess.run(
-        [str(ROOT / ".tools/bin/helm"), "package", str(folder / name), "-d", str(folder)],
-        check=True,
-        capture_output=True,
-    )
-    shutil.rmtree(folder / name)
-    return folder / f"{name}-{version}.tgz"
-
-
-def test_upgrade_from_an_older_chart(kube: Kube, tmp_path: Path) -> None:
-    kube.registry.push(_older_chart(tmp_path, "1.8.99"))
-    kube.registry.push(_older_chart(tmp_path, "1.8.99", "gateway-crds-helm"))  # the CRD chart follows chart.version
-    cfg_old = kube.config(chart={"version": "1.8.99"}, default_gateway={"enabled": True})
-    kube.playbook("install", cfg_old).ok()
-    release = kube.items(f"/api/v1/namespaces/{NS}/secrets", labelSelector="owner=helm,name=envoy-gateway")
-    assert [s["metadata"]["labels"]["version"] for s in release] == ["1"]
-    before = {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in kube.items(f"{EG_API}/envoyproxies")}
-    mark = len(kube.cluster.audit())
-    cfg = kube.config(default_gateway={"enabled": True})
-    kube.playbook("install", cfg).ok()
-    w = writes(kube, mark)
-    crd_patches = [i for i, x in enumerate(w) if x[1] == "customresourcedefinitions" and x[0] == "patch"]
-    helm_writes = [
-        i for i, x in enumerate(w) if x[1] == "secrets" and x[3].startswith("sh.helm.release.v1.envoy-gateway")
-    ]
-    assert crd_patches, "the changed CRDs are applied"
-    assert helm_writes, "helm must record the upgrade"
-    assert max(crd_patches) < min(helm_writes), "CRDs are updated before the release is upgraded"
-    release = kube.items(
-        f"/api/v1/namespaces/{NS}/secrets", labelSelector="owner=helm,name=envoy-gateway,status=deployed"
-    )
-    assert [s["metadata"]["labels"]["version"] for s in release] == ["2"]
-    after = {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in kube.items(f"{EG_API}/envoyproxies")}
-    assert after == before, "the block's objects are unchanged by the upgrade"
-    assert_healthy(kube, plan(cfg))

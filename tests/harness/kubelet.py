@@ -3,13 +3,20 @@
 - Binder: there is no kube-scheduler; every unscheduled pod is bound (pods/binding, as the scheduler does)
   to the harness's node when the harness runs it, else to the kwok node.
 - Kubelet for the two pods that matter: the chart's certgen hook pod and the Envoy Gateway controller pod
-  run the real `envoy-gateway` binary with the pod's command, args and env, its volumes (ConfigMaps,
+  run the real `envoy-gateway` binary of the image's tag (v1.9.0, or v1.8.3 for the upgrade scenario, each
+  built from its own Go module) with the pod's command, args and env, its volumes (ConfigMaps,
   Secrets, the projected service-account token, emptyDirs) written where the container would see them, in
   a private mount namespace chrooted into the pod's own root (nothing is written into the machine's root).
   The process talks to the API server the in-cluster way (KUBERNETES_SERVICE_HOST/PORT and the pod's
   service-account token), so the chart's RBAC is exercised for real. Pod phase, container state and
   readiness (the pod's own readinessProbe) are reported from the real process.
 kwok plays every other pod (proxies, the WAF): Running and Ready without a process behind them.
+
+One network for every pod run here: the controller listens on fixed ports, so two controller pods cannot
+run at once. In a rolling update the pod of the newer ReplicaSet revision takes the ports: the older one's
+process stops (the pod stays, not ready, until the Deployment scales it away), as if the node had only
+room for one. Without that the new pod could never become ready and the rollout (maxUnavailable 0 for one
+replica) would never finish.
 """
 
 from __future__ import annotations
@@ -20,18 +27,22 @@ import shutil
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from .api import Api, ApiError
-from .controlplane import BIN, HARNESS_NODE, KWOK_NODE
+from .controlplane import BIN, HARNESS_NODE, KWOK_NODE, TOOLS
 from .procs import Proc
 
-# The Envoy Gateway image the harness can "pull": the binary built from the same module version.
+# The Envoy Gateway images the harness can "pull": each tag is the binary built from that module version
+# (tools/build-go.sh), so an upgrade runs the old and the new controller for real.
 EG_IMAGE_REPOSITORY = "envoyproxy/gateway"
 EG_VERSION = "v1.9.0"
+EG_BINARIES = {EG_VERSION: BIN / "envoy-gateway", "v1.8.3": TOOLS / "envoy-gateway-v1.8.3" / "envoy-gateway"}
+REVISION = "deployment.kubernetes.io/revision"
 CHROOT = shutil.which("chroot") or "/usr/sbin/chroot"
 
 
@@ -45,9 +56,14 @@ def runs_here(pod: dict[str, Any]) -> bool:
     return labels.get("app") == "certgen" or labels.get("control-plane") == "envoy-gateway"
 
 
-def image_ok(image: str) -> bool:
+def controller_binary(image: str) -> Path | None:
+    """The binary standing in for an Envoy Gateway image, None for any other image or tag."""
     repo, _, tag = image.rpartition(":")
-    return repo.endswith(EG_IMAGE_REPOSITORY) and tag == EG_VERSION
+    return EG_BINARIES.get(tag) if repo.endswith(EG_IMAGE_REPOSITORY) else None
+
+
+def is_controller(pod: dict[str, Any]) -> bool:
+    return (pod["metadata"].get("labels") or {}).get("control-plane") == "envoy-gateway"
 
 
 @dataclass
@@ -64,6 +80,7 @@ class PodRun:
     waiting: tuple[str, str] = ("ContainerCreating", "")
     ip: str = ""
     last_status: str = ""
+    revision: int | None = None  # of the pod's ReplicaSet, for controller pods
 
     @property
     def key(self) -> str:
@@ -82,6 +99,9 @@ class Kubelet:
         self._thread = threading.Thread(target=self._loop, name="kubelet", daemon=True)
         self._ip_seq = 10
         self.errors: list[str] = []
+        # Pods for which this returns True stay unscheduled, as on a node without room: a test holds a
+        # rollout half-way (the upgrade scenario's proxies) and lets it go on by setting it back to None.
+        self.hold: Callable[[dict[str, Any]], bool] | None = None
 
     def start(self) -> None:
         self._ensure_nodes()
@@ -128,7 +148,7 @@ class Kubelet:
     def _bind_pending(self) -> None:
         for pod in self.api.items("/api/v1/pods", fieldSelector="spec.nodeName="):
             meta = pod["metadata"]
-            if meta.get("deletionTimestamp"):
+            if meta.get("deletionTimestamp") or (self.hold is not None and self.hold(pod)):
                 continue
             target = HARNESS_NODE if runs_here(pod) else KWOK_NODE
             binding = {
@@ -194,21 +214,64 @@ class Kubelet:
                 return
         if run.proc is None and run.exit_code is not None and policy == "Never":
             return
+        if is_controller(run.pod) and self._yield_ports(run):
+            return
         if run.proc is None and time.monotonic() >= run.next_start:
             container = spec["containers"][0]
-            if not image_ok(container["image"]):
-                run.waiting = ("ErrImagePull", f"the harness runs only {EG_IMAGE_REPOSITORY}:{EG_VERSION}")
+            binary = controller_binary(container["image"])
+            if binary is None or not binary.is_file():
+                tags = ", ".join(sorted(EG_BINARIES))
+                run.waiting = ("ErrImagePull", f"the harness runs {EG_IMAGE_REPOSITORY} {tags} (make tools)")
                 return
             try:
                 self._prepare_root(run)
             except _NotYet as exc:
                 run.waiting = ("ContainerCreating", str(exc))
                 return
-            run.proc = self._start(run, container)
+            run.proc = self._start(run, container, binary)
             run.started_at = now()
             run.exit_code = None
         if run.proc is not None:
             run.ready = self._probe(run.pod["spec"]["containers"][0])
+
+    def _revision(self, run: PodRun) -> int:
+        if run.revision is None:
+            meta = run.pod["metadata"]
+            owner = next((o for o in meta.get("ownerReferences") or [] if o.get("kind") == "ReplicaSet"), None)
+            annotations: dict[str, str] = {}
+            if owner is not None:
+                try:
+                    path = f"/apis/apps/v1/namespaces/{meta['namespace']}/replicasets/{owner['name']}"
+                    annotations = self.api.get(path)["metadata"].get("annotations") or {}
+                except ApiError as err:
+                    if err.status != 404:
+                        raise
+            run.revision = int(annotations.get(REVISION, 0))
+        return run.revision
+
+    def _yield_ports(self, run: PodRun) -> bool:
+        """Whether this controller pod must leave the host ports to another (see the module docstring):
+        a newer revision's pod exists (then its process stops), or another one still runs."""
+        namespace = run.pod["metadata"]["namespace"]
+        others = [
+            o
+            for o in self.runs.values()
+            if o is not run
+            and is_controller(o.pod)
+            and o.pod["metadata"]["namespace"] == namespace
+            and not o.pod["metadata"].get("deletionTimestamp")
+        ]
+        if any(self._revision(o) > self._revision(run) for o in others):
+            if run.proc is not None:
+                run.proc.stop(grace=10)
+                run.proc = None
+                run.ready = False
+            run.waiting = ("ContainerCreating", "host ports handed to the newer ReplicaSet's pod (one network)")
+            return True
+        if run.proc is None and any(o.proc is not None for o in others):
+            run.waiting = ("ContainerCreating", "waiting for the older controller pod to free the host ports")
+            return True
+        return False
 
     def _probe(self, container: dict[str, Any]) -> bool:
         probe = container.get("readinessProbe") or {}
@@ -296,7 +359,7 @@ class Kubelet:
         return str(resp["status"]["token"]).encode()
 
     # --- the process --------------------------------------------------------------------------------------
-    def _start(self, run: PodRun, container: dict[str, Any]) -> Proc:
+    def _start(self, run: PodRun, container: dict[str, Any], binary_source: Path) -> Proc:
         pod = run.pod
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp"}
         # What the kubelet injects for in-cluster clients; the Service VIP does not route here, loopback does.
@@ -318,7 +381,7 @@ class Kubelet:
                 f"mount --bind /proc {shlex.quote(str(root / 'proc'))}",
                 f"mount --bind /etc {shlex.quote(str(root / 'etc'))}",
                 f"touch {shlex.quote(binary)}",
-                f"mount --bind {shlex.quote(str(BIN / 'envoy-gateway'))} {shlex.quote(binary)}",
+                f"mount --bind {shlex.quote(str(binary_source))} {shlex.quote(binary)}",
                 "exec env -i "
                 + " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
                 + f" {CHROOT} "

@@ -134,3 +134,42 @@ GATEWAY_CASES: list[tuple[str, dict[str, Any], str | None]] = [
         "ListenerSets",
     ),
 ]
+
+
+# The upgrade scenario's tenant (tests/cluster/test_upgrade.py): what a team builds on the block's classes,
+# each of which an upgrade must carry over: an HTTPRoute and a TLSRoute on the shared default Gateway
+# (listeners http and tls, PROXY_PROTOCOL_CONFIG) and a Gateway of its own on eg-dedicated with a route.
+UPGRADE_NAMESPACE = "tenant-upgrade"
+UPGRADE_DEDICATED_PORT = 9080
+
+
+def upgrade_tenant(block_namespace: str, backend: str = "echo") -> list[dict[str, Any]]:
+    def route(kind: str, name: str, parent: str, namespace: str, section: str, port: int) -> dict[str, Any]:
+        spec: dict[str, Any] = {
+            "parentRefs": [{"name": parent, "namespace": namespace, "sectionName": section}],
+            "rules": [{"backendRefs": [{"name": backend, "port": port}]}],
+        }
+        if kind == "TLSRoute":
+            spec["hostnames"] = ["secure.example.com"]
+        return {
+            "apiVersion": f"{GW_API}/v1",
+            "kind": kind,
+            "metadata": {"name": name, "namespace": UPGRADE_NAMESPACE},
+            "spec": spec,
+        }
+
+    own = {
+        "apiVersion": f"{GW_API}/v1",
+        "kind": "Gateway",
+        "metadata": {"name": "own", "namespace": UPGRADE_NAMESPACE},
+        "spec": {
+            "gatewayClassName": "eg-dedicated",
+            "listeners": [{"name": "http", "protocol": "HTTP", "port": UPGRADE_DEDICATED_PORT}],
+        },
+    }
+    return [
+        route("HTTPRoute", "shop", "eg-shared", block_namespace, "http", 80),
+        route("TLSRoute", "secure", "eg-shared", block_namespace, "tls", 443),
+        own,
+        route("HTTPRoute", "own", "own", UPGRADE_NAMESPACE, "http", 80),
+    ]

@@ -35,7 +35,11 @@ class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no t
             return {**result, "failed": True, "msg": f"Cannot read the CRD source {exc.filename}: {exc.strerror}."}
         live = [obj for r in read["results"] if r["item"]["purpose"] == "crds" for obj in r["resources"]]
         current = crds.source_current(
-            live, digest, settings["gateway_api"]["install"], settings["gateway_api"]["channel"]
+            live,
+            digest,
+            settings["gateway_api"]["install"],
+            settings["gateway_api"]["channel"],
+            str(settings["envoy_gateway"]["version"]),
         )
         state = lifecycle.install_state(read["results"], plan, current)
         if state["problems"]:

@@ -120,6 +120,7 @@ def crd_manifests(plan: Mapping[str, Any], rendered: str | None = None, origin: 
             settings["gateway_api"]["channel"],
             source,
             str(origin or ""),
+            version=str(settings["envoy_gateway"]["version"]),
         )
     except crds.CrdError as exc:
         raise AnsibleFilterError(str(exc)) from None

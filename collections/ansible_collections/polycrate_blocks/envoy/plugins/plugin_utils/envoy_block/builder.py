@@ -51,7 +51,11 @@ def build_plan(config: Config) -> Plan:
             "remove_on_uninstall": config.get("uninstall.remove_crds"),
         },
         namespace={"name": config.get("namespace"), "create": config.get("create_namespace")},
-        controller={"install": config.get("controller.install"), "deployment": "envoy-gateway"},
+        controller={
+            "install": config.get("controller.install"),
+            "deployment": "envoy-gateway",
+            "allow_downgrade": config.get("chart.allow_downgrade"),
+        },
         wait={"enabled": config.get("wait.enabled"), "timeout": config.get("wait.timeout")},
         ownership_labels=labels.ownership_selector(config),
         warnings=config.warnings,

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from .plan import DIGEST_ANNOTATION, with_digest
+from .release import semver
 
 GATEWAY_API_STANDARD = tuple(
     f"{plural}.gateway.networking.k8s.io"
@@ -77,8 +78,18 @@ def groups(gateway_api_install: bool) -> tuple[str, ...]:
     return (GATEWAY_API_GROUPS if gateway_api_install else ()) + ENVOY_GATEWAY_GROUPS
 
 
-def required(gateway_api_install: bool, channel: str) -> tuple[str, ...]:
+# Gateway API v1.6 (Envoy Gateway v1.9) moved TCPRoute and UDPRoute into the standard channel; the v1.5.1
+# bundle of Envoy Gateway v1.8 has them in the experimental channel only.
+STANDARD_SINCE_1_9 = ("tcproutes.gateway.networking.k8s.io", "udproutes.gateway.networking.k8s.io")
+
+
+def required(gateway_api_install: bool, channel: str, envoy_gateway_version: str = "") -> tuple[str, ...]:
+    """The CRDs the configured Envoy Gateway release's bundle must give (the newest release's when the
+    version is unknown)."""
     api = GATEWAY_API_EXPERIMENTAL if channel == "experimental" else GATEWAY_API_STANDARD
+    version = semver(envoy_gateway_version)
+    if channel != "experimental" and version is not None and version < (1, 9, 0):
+        api = tuple(name for name in api if name not in STANDARD_SINCE_1_9)
     return (api if gateway_api_install else ()) + ENVOY_GATEWAY
 
 
@@ -137,7 +148,9 @@ def source_digest(settings: Mapping[str, Any]) -> str:
     return digest.hexdigest()
 
 
-def source_current(live: Iterable[Mapping[str, Any]], digest: str, gateway_api_install: bool, channel: str) -> bool:
+def source_current(
+    live: Iterable[Mapping[str, Any]], digest: str, gateway_api_install: bool, channel: str, version: str = ""
+) -> bool:
     """Whether the cluster holds every CRD the source gave when last applied (counted), every needed one
     among them, none being deleted: then nothing of the source need be read again."""
     held = [
@@ -148,11 +161,21 @@ def source_current(live: Iterable[Mapping[str, Any]], digest: str, gateway_api_i
     ]
     names = {name for name, _ in held}
     counts = {count for _, count in held}
-    return len(counts) == 1 and counts == {str(len(held))} and set(required(gateway_api_install, channel)) <= names
+    return (
+        len(counts) == 1
+        and counts == {str(len(held))}
+        and set(required(gateway_api_install, channel, version)) <= names
+    )
 
 
 def select(
-    docs: list[dict[str, Any]], gateway_api_install: bool, channel: str, source: str, origin: str = ""
+    docs: list[dict[str, Any]],
+    gateway_api_install: bool,
+    channel: str,
+    source: str,
+    origin: str = "",
+    *,
+    version: str = "",
 ) -> dict[str, Any]:
     """The CRDs to apply (each name once, the configured channel's, needed ones checked) and their names,
     each stamped with SOURCE_ANNOTATION when `origin` (source_digest) is given."""
@@ -165,7 +188,7 @@ def select(
         doc_channel = (doc["metadata"].get("annotations") or {}).get(CHANNEL_ANNOTATION, channel)
         if doc_channel == channel:
             crds.setdefault(str(doc["metadata"]["name"]), doc)
-    missing = [name for name in required(gateway_api_install, channel) if name not in crds]
+    missing = [name for name in required(gateway_api_install, channel, version) if name not in crds]
     if missing:
         raise CrdError(
             f"{source} lacks CRDs the config needs: {', '.join(missing)}. Add their files (Gateway API "

@@ -11,6 +11,7 @@ from typing import Any
 
 from .plan import DIGEST_ANNOTATION, Phase
 from .release import differences as release_differences
+from .release import image_problems, installed_version, upgrade_step
 
 # Every kind the block can render, with its phase: install lists these to find what it owns.
 OWNED_KINDS: tuple[tuple[str, str, Phase], ...] = (
@@ -156,12 +157,12 @@ STATUS_KINDS = ("GatewayClass", "Gateway", "ClientTrafficPolicy", "BackendTraffi
 
 
 def status_queries(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The lookups `status` makes: each planned object of a STATUS_KINDS kind, by name."""
+    """The lookups `status` makes: each planned object of a STATUS_KINDS kind, by name, and the proxies."""
     return [
         {"api_version": e["api_version"], "kind": e["kind"], "name": e["name"], "namespace": e["namespace"]}
         for e in plan["objects"]
         if e["kind"] in STATUS_KINDS
-    ]
+    ] + [proxies_query()]
 
 
 def status_rows(
@@ -172,15 +173,20 @@ def status_rows(
     if plan["controller"]["install"] or deployment is not None:
         ready = (deployment or {}).get("status", {}).get("readyReplicas", 0)
         wanted = (deployment or {}).get("spec", {}).get("replicas", 1)
+        rolled = deployment is None or rolled_out(deployment)
+        version = installed_version(None, deployment) or "unknown version"
         rows.append(
             {
                 "what": "controller",
                 "name": "envoy-gateway",
                 # Scaled to zero is stopped, not healthy: nothing reconciles the Gateways.
-                "ok": deployment is not None and ready >= max(wanted, 1),
-                "detail": f"{ready}/{wanted} ready" if deployment else "Deployment not found",
+                "ok": deployment is not None and ready >= max(wanted, 1) and rolled,
+                "detail": (f"{ready}/{wanted} ready, {version}" + ("" if rolled else ", rolling out"))
+                if deployment
+                else "Deployment not found",
             }
         )
+    rows += proxy_rows([o for o in found if is_proxy(o)])
     index = {_ref(o)[1:]: o for o in found}
     for entry in plan["objects"]:
         kind = entry["kind"]
@@ -200,6 +206,66 @@ def status_rows(
             ok, detail = _policy_accepted(obj)
         rows.append({"what": kind, "name": entry["name"], "ok": ok, "detail": detail})
     return rows
+
+
+PROXY_SELECTOR = ["app.kubernetes.io/managed-by=envoy-gateway", "app.kubernetes.io/component=proxy"]
+
+
+def proxies_query() -> dict[str, Any]:
+    """The proxy Deployments Envoy Gateway made, in every namespace (GatewayNamespace mode puts them
+    beside their Gateways): their Envoy image and rollout show how far an upgrade has got."""
+    return {"api_version": "apps/v1", "kind": "Deployment", "label_selectors": PROXY_SELECTOR, "metadata_only": False}
+
+
+def is_proxy(obj: Mapping[str, Any]) -> bool:
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    wanted = dict(item.split("=", 1) for item in PROXY_SELECTOR)
+    return obj.get("kind") == "Deployment" and wanted.items() <= labels.items()
+
+
+def rolled_out(deployment: Mapping[str, Any]) -> bool:
+    """The Deployment controller has seen the current spec and every replica runs it, available."""
+    meta, spec, status = (deployment.get(k) or {} for k in ("metadata", "spec", "status"))
+    wanted = spec.get("replicas", 1)
+    return bool(
+        status.get("observedGeneration") == meta.get("generation")
+        and status.get("updatedReplicas", 0) == wanted
+        and status.get("availableReplicas", 0) == wanted
+        and status.get("replicas", 0) == wanted  # no pod of the old ReplicaSet left
+    )
+
+
+def envoy_image(deployment: Mapping[str, Any]) -> str:
+    containers = ((deployment.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or []
+    return str(next((c.get("image") for c in containers if c.get("name") == "envoy"), "unknown image"))
+
+
+def proxy_rows(proxies: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per proxy Deployment: its Envoy image, and whether its pods all run it yet (after an
+    upgrade the new controller changes the image, and the proxies roll)."""
+    rows = []
+    for proxy in sorted(proxies, key=lambda p: str((p.get("metadata") or {}).get("name"))):
+        status, wanted = proxy.get("status") or {}, (proxy.get("spec") or {}).get("replicas", 1)
+        done = rolled_out(proxy)
+        detail = f"{envoy_image(proxy)}, {status.get('updatedReplicas', 0)}/{wanted} updated"
+        rows.append(
+            {
+                "what": "proxies",
+                "name": str((proxy.get("metadata") or {}).get("name")),
+                "ok": done,
+                "detail": detail if done else f"rolling to {detail}",
+            }
+        )
+    return rows
+
+
+def rollout_lines(deployment: Mapping[str, Any] | None, proxies: Iterable[Mapping[str, Any]]) -> list[str]:
+    """What is still rolling after an upgrade (controller, proxies), for install's and plan's summary."""
+    lines = []
+    if deployment is not None and not rolled_out(deployment):
+        lines.append(f"controller envoy-gateway rolling out to {installed_version(None, deployment)}")
+    lines += [f"proxies/{r['name']}: {r['detail']}" for r in proxy_rows(proxies) if not r["ok"]]
+    return lines
 
 
 def status_table(rows: list[dict[str, Any]]) -> list[str]:
@@ -280,6 +346,7 @@ def install_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
     # Whole objects: install compares each with the plan's (`unchanged`); none of these kinds is a Secret.
     queries += [{**q, "label_selectors": selector, "purpose": "owned", "metadata_only": False} for q in owned_kinds()]
     queries += [{**q, "label_selectors": selector, "purpose": "third_party"} for q in third_party_kinds(plan)]
+    queries.append({**proxies_query(), "purpose": "proxies"})
     if plan["controller"]["install"]:
         helm, namespace = plan["helm"], plan["namespace"]["name"]
         queries += [
@@ -349,8 +416,10 @@ def install_state(results: Iterable[Mapping[str, Any]], plan: Mapping[str, Any],
     wait), `apply_files` (the plan's objects, but the namespace, that are not `unchanged`, in plan order:
     only they are sent), `leftovers` (owned objects the plan no longer renders, in delete order: the
     objects this run applies are rendered, so listing before applying finds the same) and `gateways` (the
-    planned Gateways as read, for the summary)."""
-    by: dict[str, list[Mapping[str, Any]]] = {p: [] for p in ("namespace", "crds", "owned", "third_party")}
+    planned Gateways as read, for the summary), `upgrade` (release.upgrade_step from the controller the
+    cluster runs to chart.version: a refused downgrade is one of the `problems`) and `rollout` (what is
+    still rolling, as read: the controller, proxies not yet on their Deployment's current Envoy)."""
+    by: dict[str, list[Mapping[str, Any]]] = {p: [] for p in ("namespace", "crds", "owned", "third_party", "proxies")}
     release: Mapping[str, Any] | None = None
     deployment: Mapping[str, Any] | None = None
     for result in results:
@@ -376,6 +445,16 @@ def install_state(results: Iterable[Mapping[str, Any]], plan: Mapping[str, Any],
             "or set create_namespace: true."
         )
     install = bool(plan["controller"]["install"])
+    upgrade = upgrade_step(
+        installed_version(release, deployment),
+        str(plan["helm"]["chart_version"]),
+        bool(plan["controller"].get("allow_downgrade")),
+    )
+    if install:
+        problems += image_problems(
+            str(plan["helm"]["chart_version"]), str(plan["helm"]["values"]["global"]["images"]["envoyGateway"]["image"])
+        )
+        problems += upgrade["problems"]
     helm_changes = release_differences(release, plan["helm"]) if install else []
     controller_ready = not install or _settled(deployment, "Available")
     owned = [o for r in by["owned"] for o in r["resources"]]
@@ -403,6 +482,8 @@ def install_state(results: Iterable[Mapping[str, Any]], plan: Mapping[str, Any],
         "gateways": [
             live[ref] for e in status_objects if e["kind"] == "Gateway" and (ref := _ref(e["definition"])) in live
         ],
+        "upgrade": upgrade,
+        "rollout": rollout_lines(deployment, [o for r in by["proxies"] for o in r["resources"]]),
     }
 
 
