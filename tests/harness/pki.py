@@ -79,6 +79,12 @@ def _issue(
     return builder.sign(issuer_key, hashes.SHA256())
 
 
+# An address of the test's own private network namespace that is not loopback (TEST-NET-1, never routed):
+# helm 3.17's OCI client speaks plain HTTP to any loopback registry, so Polycrate's image reaches the chart
+# registry there (tests/polycrate/test_container_mode.py).
+CONTAINER_ADDRESS = "192.0.2.10"
+
+
 def create(folder: Path, service_ip: str) -> Pki:
     folder.mkdir(parents=True, exist_ok=True)
     ca_key = ec.generate_private_key(ec.SECP256R1())
@@ -93,6 +99,7 @@ def create(folder: Path, service_ip: str) -> Pki:
         server_names=(
             "127.0.0.1",
             "localhost",
+            CONTAINER_ADDRESS,
             service_ip,
             "kubernetes",
             "kubernetes.default",

@@ -26,15 +26,18 @@ PASSWORD = "harness-only-Vq3"
 
 
 class Registry:
-    def __init__(self, workdir: Path, pki: pki_mod.Pki) -> None:
+    def __init__(self, workdir: Path, pki: pki_mod.Pki, address: str = "127.0.0.1") -> None:
+        """`address`: where it listens; the harness CA's server certificate names 127.0.0.1 and
+        pki.CONTAINER_ADDRESS."""
         self.workdir = workdir
         self.pki = pki
+        self.address = address
         self.port = 0
         self.proc: Proc | None = None
 
     @property
     def host(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"{self.address}:{self.port}"
 
     @property
     def ca_bundle(self) -> Path:

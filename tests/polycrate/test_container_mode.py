@@ -10,30 +10,29 @@ what it leaves out, and why) and loaded under the tag Polycrate runs (cargo.ayed
 through the host network; the kubeconfig goes in with its certificates inlined (the harness's names files
 outside the workspace) and the registry's CA through SSL_CERT_FILE, passed with Polycrate's --env.
 
-Status: the block's Python does not run in the image's yet (issue 17 item 3): render fails on jsonschema 3.2
-(`module 'jsonschema' has no attribute 'Draft202012Validator'`) and, with that worked around in the staged
-copy, plan fails in the kubernetes 17 client (`TypeError: 'NoneType' object is not iterable`). Until the
-block supports those versions the test is a strict xfail: it fails the suite once it passes, so the mark
-goes with the fix.
-
-Guards (once it passes): in the image's Python (jsonschema 3.2, kubernetes 17, PyYAML 5.3) and with its
+Guards: in the image's Python (jsonschema 3.2, kubernetes 17, PyYAML 5.3) and with its
 helm 3.17.0, render, plan, install, install again (changed=0), status and uninstall --force pass, the
 artifacts land in the block's artifacts folder, and the summary shows the Gateway's address. Nothing on the
 test's PATH runs a playbook, so every action that passes ran in the image. Seen red for real: render in the
-image fails on jsonschema 3.2 (above).
+image failed on jsonschema 3.2 (`module 'jsonschema' has no attribute 'Draft202012Validator'`) and plan in the
+kubernetes 17 client until the block supported both.
 """
 
 from __future__ import annotations
 
 import base64
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.cluster.conftest import Kube, cluster, kube, registry  # noqa: F401  # the local control plane
+from tests.cluster.conftest import CHARTS, Kube, cluster, kube, registry  # noqa: F401  # the local control plane
+from tests.harness.cluster import Cluster
+from tests.harness.pki import CONTAINER_ADDRESS
+from tests.harness.registry import Registry
 from tests.polycrate.workspace import NS, POLYCRATE, Workspace, create, environment, lifecycle
 from tools.oci import Dockerd, Store, dockerd, images
 
@@ -47,6 +46,24 @@ def docker() -> Iterator[Dockerd]:
     with dockerd(store) as daemon:
         daemon.load(store, images.POLYCRATE_REF)
         yield daemon
+
+
+@pytest.fixture(scope="module")
+def image_registry(cluster: Cluster) -> Iterator[Registry]:  # noqa: F811
+    """The charts on a registry at a non-loopback address of this private network namespace: helm 3.17 (the
+    image's) speaks plain HTTP to a loopback registry, which answers 400 over TLS; a real registry is never on
+    loopback. Needs the namespace `make container-mode-test` makes (`unshare -n`): the address goes on its lo."""
+    devices = Path("/proc/net/dev").read_text(encoding="utf-8").splitlines()[2:]
+    if [line.split(":")[0].strip() for line in devices] != ["lo"]:
+        pytest.fail("run through `make container-mode-test`: it needs a private network namespace (unshare -n)")
+    subprocess.run(["ip", "addr", "replace", f"{CONTAINER_ADDRESS}/32", "dev", "lo"], check=True)
+    reg = Registry(cluster.workdir / "image-registry", cluster.plane.pki, address=CONTAINER_ADDRESS).start()
+    try:
+        for chart in ("gateway-helm-v1.9.0.tgz", "gateway-crds-helm-v1.9.0.tgz"):
+            reg.push(CHARTS / chart)
+        yield reg
+    finally:
+        reg.stop()
 
 
 def inline_kubeconfig(source: Path, dest: Path) -> Path:
@@ -63,12 +80,16 @@ def inline_kubeconfig(source: Path, dest: Path) -> Path:
     return dest
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17 item 3: the block's Python does not yet support the image's jsonschema 3.2 / kubernetes 17",
-)
-def test_lifecycle_in_container_mode(docker: Dockerd, kube: Kube, tmp_path: Path) -> None:  # noqa: F811
+def test_lifecycle_in_container_mode(
+    docker: Dockerd,
+    image_registry: Registry,
+    kube: Kube,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    oci = f"oci://{image_registry.host}/envoyproxy"
     cfg = kube.config(
+        chart={"repo": {"url": f"{oci}/gateway-helm"}},
+        crds={"chart_url": f"{oci}/gateway-crds-helm"},
         default_gateway={"enabled": True},
         service={"loadbalancer_ip": "203.0.113.78", "loadbalancer_provider": "metallb"},
     )
