@@ -16,6 +16,7 @@ ports (admin 19000, stats 19001 - which the controller's metrics listener holds 
 from __future__ import annotations
 
 import base64
+import http.server
 import json
 import os
 import re
@@ -171,3 +172,17 @@ class ProxyPod:
         self.stdout.close()
         self.stderr.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class EchoHandler(http.server.BaseHTTPRequestHandler):
+    """A tenant's backend: answers every GET with the Host and path it was asked for, as JSON."""
+
+    def do_GET(self) -> None:
+        body = json.dumps({"host": self.headers.get("Host"), "path": self.path}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass

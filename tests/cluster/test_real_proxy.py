@@ -22,7 +22,7 @@ import pytest
 from tests.support import apiserver
 
 from .conftest import Kube
-from .proxy import ProxyPod, host_address
+from .proxy import EchoHandler, ProxyPod, host_address
 
 NS = "envoy-gateway-system"
 TENANT = "tenant-proxies"
@@ -31,22 +31,10 @@ GATEWAY_API = "gateway.networking.k8s.io/v1"
 SHARED_TENANT_PORT, DEDICATED_PORT = 8888, 9080
 
 
-class _Echo(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = json.dumps({"host": self.headers.get("Host"), "path": self.path}).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
 def backend() -> Iterator[tuple[str, int]]:
     """A tenant's pod: an HTTP server on this host's address (EndpointSlices refuse loopback ones)."""
-    server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), _Echo)
+    server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), EchoHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield host_address(), int(server.server_address[1])

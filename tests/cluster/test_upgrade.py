@@ -36,7 +36,7 @@ from envoy_block.polycrate import merge_config
 from envoy_block.release import ENVOY_OF_RELEASE
 from tests.cluster.common import EG_API, GW_API, POLICY_KINDS, block_writes, policy_accepted, writes
 from tests.cluster.conftest import CHARTS, Kube
-from tests.cluster.proxy import ProxyPod, host_address
+from tests.cluster.proxy import EchoHandler, ProxyPod, host_address
 from tests.cluster.test_examples import prepare
 from tests.conftest import ROOT
 from tests.support import apiserver
@@ -76,18 +76,6 @@ def config(kube: Kube, version: str, **extra: Any) -> dict[str, Any]:
         },
     )
     return kube.config(**cfg)
-
-
-class _Echo(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b"ok"
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
 
 
 class Client:
@@ -147,7 +135,7 @@ def _serves(port: int) -> bool:
 
 @pytest.fixture
 def backend() -> Iterator[int]:
-    server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), _Echo)
+    server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), EchoHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield int(server.server_address[1])
