@@ -145,7 +145,8 @@ def test_the_controller_merges_eg_shared_and_serves_routes_from_endpoint_slices(
         # One proxy at a time: each binds the readiness port the controller sends it over xDS (19003).
         proxy = ProxyPod(kube.api, NS, shared, tmp_path)
         try:
-            both = {10080, SHARED_TENANT_PORT}
+            # The default Gateway's http (:80) and tls (:443) listeners, shifted by 10000, and the tenant's.
+            both = {10080, 10443, SHARED_TENANT_PORT}
             kube.wait(lambda: proxy.gateway_listener_ports() == both, 60, "both Gateways' listeners in one proxy")
             assert _served(kube, proxy, 10080, "app.example.com")["host"] == "app.example.com"
             assert _served(kube, proxy, SHARED_TENANT_PORT, "shop.example.com")["host"] == "shop.example.com"

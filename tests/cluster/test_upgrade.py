@@ -69,7 +69,12 @@ def config(kube: Kube, version: str, **extra: Any) -> dict[str, Any]:
             "chart": {"version": version},
             "image": {"controller": {"tag": version}, "proxy": {"tag": ENVOY_OF_RELEASE[version]}},
             "backend_traffic": {"enabled": True},
-            "waf": {"enabled": True, "default_policy": {"enabled": True}},
+            # An image of our own: install refuses the never-published default.
+            "waf": {
+                "enabled": True,
+                "default_policy": {"enabled": True},
+                "image": {"registry": "registry.example.com", "repository": "platform/envoy-waf"},
+            },
             "metrics": {"vmpodscrape": {"enabled": True}},
             "network_policy": {"provider": "kubernetes", "api_server_cidrs": ["10.96.0.1/32"]},
             **extra,
