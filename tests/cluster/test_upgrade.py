@@ -351,7 +351,9 @@ def _swap(kube: Kube, old: ProxyPod, workdir: Path) -> ProxyPod:
     return new
 
 
-def test_upgrade_from_v1_8_3_to_v1_9_0_with_traffic(kube: Kube, backend: int, tmp_path: Path) -> None:
+def test_upgrade_from_v1_8_3_to_v1_9_0_with_traffic(
+    kube: Kube, backend: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     for chart in (f"gateway-helm-{OLD}.tgz", f"gateway-crds-helm-{OLD}.tgz"):
         kube.registry.push(CHARTS / chart)
     timings: dict[str, float] = {}
@@ -477,8 +479,9 @@ def test_upgrade_from_v1_8_3_to_v1_9_0_with_traffic(kube: Kube, backend: int, tm
         client.phase = "after"
         time.sleep(1)
         client.stop()
-        print(f"\nUPGRADE failed requests (steady client, 20/s): {client.report()}")
-        print("UPGRADE timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
+        with capsys.disabled():  # in `make test`'s output too, not only with -s
+            print(f"\nUPGRADE failed requests (steady client, 20/s): {client.report()}")
+            print("UPGRADE timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
         for phase in ("controller replaced", "after"):
             assert not client.failed.get(phase), (phase, client.failed.get(phase))
         assert status.returncode != 0
