@@ -129,7 +129,7 @@ def waf_image(store: Store, ref: str = WAF_REF) -> str:
         # The host's CA bundle (what reaches the Go module proxy here), Go's caches kept between builds.
         f"{HOST_CA}:/etc/ssl/certs/ca-certificates.crt:ro",
         f"{cache / 'go-mod'}:/go/pkg/mod",
-        f"{cache / 'go-build'}:/root/.cache/go-build",
+        f"{cache / 'go-build'}:/go/cache",
     ]
     with serve_file(crs_tarball(store)) as url:
         return store.build(
