@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from envoy_block import config, polycrate
+from envoy_block import polycrate
+from envoy_block.components import waf
 from tests.support.helpers import load
 from tests.test_render_playbook import BLOCK_POLY, playbook
 
@@ -33,10 +34,10 @@ def run(tmp_path: Path, name: str, cfg: dict[str, Any]) -> str:
 
 def test_only_the_default_repository_is_refused() -> None:
     """Any tag of docker.io/polycrate/envoy-waf; an image of your own, or the WAF off, is fine."""
-    assert config.unpublished_waf_image(load(WAF_ON).values) is not None
-    assert config.unpublished_waf_image(load({"waf": {**WAF_ON["waf"], "image": {"tag": "9.9.9"}}}).values)
-    assert config.unpublished_waf_image(load({"waf": {**WAF_ON["waf"], "image": OWN_IMAGE}}).values) is None
-    assert config.unpublished_waf_image(load({}).values) is None
+    assert waf.unpublished_image(load(WAF_ON).values) is not None
+    assert waf.unpublished_image(load({"waf": {**WAF_ON["waf"], "image": {"tag": "9.9.9"}}}).values)
+    assert waf.unpublished_image(load({"waf": {**WAF_ON["waf"], "image": OWN_IMAGE}}).values) is None
+    assert waf.unpublished_image(load({}).values) is None
 
 
 def test_render_warns(tmp_path: Path) -> None:

@@ -1,12 +1,12 @@
 """Invariant: every invalid config is rejected, by config path, before anything is built.
 
 Each case names the path the error must carry. Mutation check (done once, recorded here): deleting the
-Terminate/certificate_refs rule in config._listener_problems turned `terminate-without-cert` and
+Terminate/certificate_refs rule in gateway._listener_problems turned `terminate-without-cert` and
 `https-default-terminate-without-cert` red; deleting the GatewayNamespace rule turned
 `gatewaynamespace-with-merge` red; deleting the listeners-without-enabled rule turned
 `listeners-without-gateway` red; a policy message without `config.default_gateway.enabled` turned
 test_policy_without_a_gateway_names_both_ways_out red; removing the _shared_port_problems call turned the
-three port-shared/same-hostname cases red. Mutation: dropping the _waf_response_problems call -> red
+three port-shared/same-hostname cases red. Mutation: dropping the waf._response_problems call -> red
 (waf-response-without-waf and both waf-response-limit-above-* cases).
 """
 

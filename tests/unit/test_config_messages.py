@@ -4,8 +4,12 @@ are exactly what config_messages.jsonl recorded.
 
 The corpus was recorded before the validation rules moved out of config.py into the components (issue
 21): every `config.load` of a full unit-suite run, kept where it failed or warned (210 configs; the six
-whose message names the test's working folder are left out). A refactor that drops a rule, rewords a
-message, changes a path or reorders the warnings turns a case red.
+whose message names the test's working folder are left out), plus three configs that raise every
+component's warnings, or several components' problems, at once (their outcomes also recorded before the
+move). A refactor that drops a rule, rewords a message, changes a path or reorders the warnings turns a
+case red. Mutation check (done once, restored): swapping the order in which config.load calls the
+proxies' and the WAF's checks turned the two every-warning cases red; skipping traffic_policies' rule on
+proxy_protocol.optional turned two cases red.
 
 A deliberate change of wording regenerates the corpus for the recorded configs, then review the diff:
 

@@ -21,7 +21,7 @@ Mutation checks (done once on the builders and validation, each restored):
   them test_buffer_merged_into_the_gateways_client_traffic_policy and
   test_one_client_traffic_policy_per_gateway for both configs with client_traffic on the WAF's Gateway;
 - needed() returning waf.body.limit for partial turned test_partial_buffers_max_size red (both cases);
-- each rule of config._waf_body_problems removed in turn, and the schema's maximum for waf.body.limit,
+- each rule of waf._body_problems removed in turn, and the schema's maximum for waf.body.limit,
   turned exactly its cases of test_rejected red.
 """
 

@@ -254,7 +254,7 @@ def test_resources_follow_the_workers(waf: dict[str, Any], expected: dict[str, d
     CPU limit is always set, so the service's own default (one worker per CPU of its quota) is bounded;
     whatever the user sets wins.
 
-    Mutation check (done once, restored): dropping the CPU limit from config.waf_resources' derived values
+    Mutation check (done once, restored): dropping the CPU limit from waf.resources' derived values
     turned every case red."""
     cfg = {"waf": {"enabled": True, **waf}}
     assert at(find(cfg, "Deployment"), R) == expected

@@ -10,6 +10,7 @@ from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_actio
     lowercased_key_warnings,
 )
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import config
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block.components import waf
 
 
 class ActionModule(BlockAction):
@@ -21,7 +22,7 @@ class ActionModule(BlockAction):
         except config.ConfigError as exc:
             return config_failure(exc, "nothing was changed")
         # A config that renders may still not run: install and plan (apply) refuse what cannot start.
-        unpublished = config.unpublished_waf_image(loaded.values)
+        unpublished = waf.unpublished_image(loaded.values)
         if unpublished is not None and self._task.args.get("apply"):
             return config_failure(config.ConfigError([unpublished]), "nothing was applied")
         return {"changed": False, "warnings": [*loaded.warnings, *lowercased_key_warnings(block, self.workspace)]}

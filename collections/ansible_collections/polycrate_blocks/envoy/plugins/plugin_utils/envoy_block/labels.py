@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import ENVOY_GATEWAY_VERSION
-from .config import Config
+from .model import Config
 
 PART_OF = "envoy-gateway"
 MANAGED_BY = "polycrate"

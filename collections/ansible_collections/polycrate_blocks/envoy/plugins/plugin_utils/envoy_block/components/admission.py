@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import labels
-from ..config import Config
+from ..model import Config
 from ..plan import Phase, Step
 
 API_VERSION = "admissionregistration.k8s.io/v1"

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .. import images, labels
-from ..config import Config
+from ..model import Checked, Config, Problem
 
 RELEASE_NAME = "envoy-gateway"
 
@@ -53,3 +54,11 @@ def release(config: Config) -> dict[str, Any]:
     if auth["username"]:
         release_spec["auth"] = {"username": auth["username"], "password": auth["password"]}
     return release_spec
+
+
+def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
+    """Registry credentials for the chart come as a pair (their values are never echoed)."""
+    auth = values["chart"]["auth"]
+    if bool(auth["username"]) != bool(auth["password"]):
+        return [Problem("config.chart.auth", "set both username and password, or neither")], []
+    return [], []

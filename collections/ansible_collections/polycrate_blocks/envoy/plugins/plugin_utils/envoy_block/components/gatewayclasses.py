@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .. import labels
-from ..config import Config
+from ..model import Checked, Config, Problem
 from ..plan import Phase, Step
 
 CONTROLLER_NAME = "gateway.envoyproxy.io/gatewayclass-controller"
@@ -42,3 +43,23 @@ def build(config: Config) -> list[Step]:
         Step(Phase.GATEWAYCLASS, gateway_class(config, shared=True), wait_condition="Accepted"),
         Step(Phase.GATEWAYCLASS, gateway_class(config, shared=False), wait_condition="Accepted"),
     ]
+
+
+def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
+    """Two distinct classes, and a shared class Envoy Gateway can run with the controller's deploy type."""
+    problems: list[Problem] = []
+    classes = values["gatewayclass"]
+    if classes["shared"]["name"] == classes["dedicated"]["name"]:
+        problems.append(
+            Problem("config.gatewayclass.dedicated.name", "the shared and the dedicated class need different names")
+        )
+    if values["deploy_type"] == "GatewayNamespace" and classes["shared"]["merge_gateways"]:
+        problems.append(
+            Problem(
+                "config.deploy_type",
+                "GatewayNamespace cannot be combined with mergeGateways on the "
+                "shared class (Envoy Gateway does not support it); set "
+                "gatewayclass.shared.merge_gateways: false or deploy_type: ControllerNamespace",
+            )
+        )
+    return problems, []

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .. import labels
-from ..config import Config
+from ..model import Checked, Config, Problem
 from ..plan import Phase, Step
 
 
@@ -39,3 +40,25 @@ def build(config: Config) -> list[Step]:
     if not config.get("metrics.vmpodscrape.enabled"):
         return []
     return [Step(Phase.MONITORING, vm_pod_scrape(config))]
+
+
+def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
+    """The VMPodScrape's namespace selector says one thing, and finds the proxies where they run."""
+    problems: list[Problem] = []
+    warnings: list[str] = []
+    selector = values["metrics"]["vmpodscrape"]["namespace_selector"]
+    if selector["any"] and selector["match_names"]:
+        problems.append(
+            Problem("config.metrics.vmpodscrape.namespace_selector", "set either any: true or match_names, not both")
+        )
+    if (
+        values["metrics"]["vmpodscrape"]["enabled"]
+        and values["deploy_type"] == "GatewayNamespace"
+        and not selector["any"]
+        and not selector["match_names"]
+    ):
+        warnings.append(
+            "config.metrics.vmpodscrape.namespace_selector: with GatewayNamespace the proxies run in "
+            "the Gateways' namespaces; set any: true or list them in match_names"
+        )
+    return problems, warnings

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import labels
-from ..config import Config
+from ..model import Config
 from ..plan import Phase, Step
 
 

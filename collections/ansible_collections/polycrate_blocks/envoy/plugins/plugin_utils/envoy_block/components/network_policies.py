@@ -7,11 +7,12 @@ Gateway's own owning-gateway labels. Proxy egress opens DNS and xDS only: backen
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import labels
-from ..config import Config
+from ..model import Checked, Config, Problem
 from ..plan import Phase, Step
 from ..proxy_ports import METRICS_PORT, READINESS_PORT, container_port
 from . import waf
@@ -320,3 +321,25 @@ def build(config: Config) -> list[Step]:
         return []
     render = RENDERERS[provider]
     return [Step(Phase.NETWORK, render(config, policy)) for policy in policies(config)]
+
+
+def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
+    """What each provider needs to select the API server, and what namespaced policies cannot cover."""
+    policy = values["network_policy"]
+    problems: list[Problem] = []
+    warnings: list[str] = []
+    if policy["provider"] == "kubernetes" and not policy["api_server_cidrs"]:
+        problems.append(
+            Problem(
+                "config.network_policy.api_server_cidrs",
+                "provider kubernetes selects the API "
+                "server by address; list its CIDRs (kubectl get endpoints kubernetes -n default)",
+            )
+        )
+    if policy["provider"] == "kubernetes" and values["deploy_type"] == "GatewayNamespace":
+        warnings.append(
+            "config.network_policy.provider: with GatewayNamespace the proxies run in every Gateway's "
+            "namespace; namespaced NetworkPolicies cannot cover namespaces created later, so only the "
+            "block namespace is covered. Use provider cilium or calico for cluster-wide policies"
+        )
+    return problems, warnings

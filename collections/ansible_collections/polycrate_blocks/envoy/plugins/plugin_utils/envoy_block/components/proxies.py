@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .. import images, labels, loadbalancer
-from ..config import Config
+from ..model import Checked, Config, Problem
 from ..plan import Phase, Step
 from .gateway import proxy_protocol_scope
 
@@ -116,3 +117,53 @@ def build(config: Config) -> list[Step]:
         Step(Phase.PROXY_CONFIG, envoy_proxy(config, shared=True)),
         Step(Phase.PROXY_CONFIG, envoy_proxy(config, shared=False)),
     ]
+
+
+def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
+    """The proxies' Service and data plane: a fixed VIP in forms its provider reads, on one Service only."""
+    warnings: list[str] = []
+    service = values["service"]
+    problems = _service_problems(values)
+    data_plane = values["data_plane"]
+    if service["external_traffic_policy"] == "Local" and data_plane["kind"] == "Deployment":
+        warnings.append(
+            "config.service.external_traffic_policy: Local with a Deployment data plane drops traffic "
+            "on nodes without a proxy pod and keeps the client IP only where one runs; use "
+            "data_plane.kind: DaemonSet to keep the client IP on every node"
+        )
+    if data_plane["kind"] == "DaemonSet" and "replicas" in raw.get("data_plane", {}):
+        warnings.append("config.data_plane.replicas: ignored with data_plane.kind DaemonSet (one proxy per node)")
+    return problems, warnings
+
+
+def _service_problems(values: Mapping[str, Any]) -> list[Problem]:
+    """A fixed VIP must reach exactly one Service, in forms its LoadBalancer provider reads."""
+    service = values["service"]
+    problems: list[Problem] = []
+    if service["loadbalancer_ip"] and service["type"] != "LoadBalancer":
+        problems.append(
+            Problem(
+                "config.service.loadbalancer_ip",
+                f"needs service.type LoadBalancer (is {service['type']}); remove loadbalancer_ip or change the type",
+            )
+        )
+    if service["loadbalancer_ip"] and not values["gatewayclass"]["shared"]["merge_gateways"]:
+        problems.append(
+            Problem(
+                "config.service.loadbalancer_ip",
+                "the shared class does not merge Gateways (gatewayclass.shared.merge_gateways: false), so every "
+                "Gateway of the class gets its own Service and each would ask for this one address; set "
+                "gatewayclass.shared.merge_gateways: true, or remove loadbalancer_ip",
+            )
+        )
+    for key in sorted(service["annotations"]):
+        if key in loadbalancer.VIP_ANNOTATIONS["all"]:
+            problems.append(
+                Problem(
+                    f"config.service.annotations.{key}",
+                    "service.annotations go on every proxy Service of both classes, so each would ask for this "
+                    "address; remove it and set service.loadbalancer_ip (and service.loadbalancer_provider if "
+                    "you want one provider's form only), which only the shared Service carries",
+                )
+            )
+    return problems

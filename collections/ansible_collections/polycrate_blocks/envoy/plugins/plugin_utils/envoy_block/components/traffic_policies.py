@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .. import body_buffer, labels
-from ..config import Config
+from ..model import Checked, Config, Problem
 from ..plan import Phase, Step
 from . import admission
 from .gateway import proxy_protocol_scope, target_gateway
@@ -142,3 +143,23 @@ def build(config: Config) -> list[Step]:
     if config.get("backend_traffic.enabled"):
         steps.append(Step(Phase.POLICY, backend_traffic_policy(config), wait_condition="Accepted"))
     return steps
+
+
+def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
+    """PROXY protocol is a setting of the ClientTrafficPolicy: it needs the policy, and `optional` needs it on."""
+    problems: list[Problem] = []
+    proxy_protocol = values["client_traffic"]["proxy_protocol"]
+    if proxy_protocol["enabled"] and not values["client_traffic"]["enabled"]:
+        problems.append(
+            Problem(
+                "config.client_traffic.enabled",
+                "proxy_protocol is rendered in the ClientTrafficPolicy; set client_traffic.enabled: true",
+            )
+        )
+    if proxy_protocol["optional"] and not proxy_protocol["enabled"]:
+        problems.append(
+            Problem(
+                "config.client_traffic.proxy_protocol.optional", "only meaningful with proxy_protocol.enabled: true"
+            )
+        )
+    return problems, []

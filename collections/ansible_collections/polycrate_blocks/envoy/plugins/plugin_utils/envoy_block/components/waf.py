@@ -5,12 +5,14 @@ that stops tenants' route-level EnvoyExtensionPolicies from switching it off."""
 from __future__ import annotations
 
 import hashlib
+import math
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
 
-from .. import images, labels
-from ..config import Config
+from .. import body_buffer, images, labels
+from ..model import Checked, Config, Problem
 from ..plan import Phase, Step
 from . import admission
 from .gateway import target_gateway
@@ -274,3 +276,185 @@ def build(config: Config) -> list[Step]:
     if config.get("waf.enforce"):
         steps += admission.steps(enforcement(config))
     return steps
+
+
+# The WAF pod's size follows its worker count (waf.workers: the Go process's GOMAXPROCS, each keeping one CPU
+# busy under load). Sized as for the Python workers it replaced (75 MiB each): one Go process with the CRS
+# holds about 80 MiB idle and 250 MiB under 16 KiB JSON load (make bench-waf), within the derived limits.
+DEFAULT_WORKERS = 2
+_WORKER_RSS_MIB = 96  # per worker, with some room; below this per worker a memory limit gets the pod OOM-killed
+
+
+def workers(waf: Mapping[str, Any]) -> int:
+    """The workers a WAF pod runs: waf.workers, else what the service derives from its CPU limit (the quota,
+    rounded up), else DEFAULT_WORKERS (the default CPU limit is that many CPUs)."""
+    if waf.get("workers") is not None:
+        return int(waf["workers"])
+    cpu = waf["resources"].get("limits", {}).get("cpu")
+    if cpu:
+        return max(1, math.ceil(body_buffer.quantity_bytes(cpu)))
+    return DEFAULT_WORKERS
+
+
+def resources(waf: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """waf.resources with every key the user did not set derived from the worker count (a derived request
+    at most the limit). The CPU limit is always set: without one the service would start a worker per CPU
+    of the node."""
+    n = workers(waf)
+    derived = {
+        "requests": {"cpu": f"{250 * n}m", "memory": f"{64 + 128 * n}Mi"},
+        "limits": {"cpu": str(n), "memory": f"{128 + 256 * n}Mi"},
+    }
+    user = waf["resources"]
+    limits = {**derived["limits"], **user.get("limits", {})}
+    requests = dict(derived["requests"])
+    for key, limit in limits.items():  # a derived request never exceeds the limit the user set
+        if body_buffer.quantity_bytes(requests[key]) > body_buffer.quantity_bytes(limit):
+            requests[key] = limit
+    return {"requests": {**requests, **user.get("requests", {})}, "limits": limits}
+
+
+def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
+    """The WAF's switches need the service, its body and response limits fit what Envoy buffers, and its pod's
+    resources carry its workers. `values["waf"]["resources"]` is already sized (resources())."""
+    problems: list[Problem] = []
+    warnings: list[str] = []
+    waf = values["waf"]
+    if waf["enabled"] and waf["fail_open"]:
+        warnings.append(
+            "config.waf.fail_open: while the WAF is unreachable traffic passes UNFILTERED, attacks "
+            "included; fail closed (the default) answers 500 instead"
+        )
+    if waf["default_policy"]["enabled"] and not waf["enabled"]:
+        problems.append(Problem("config.waf.default_policy.enabled", "needs waf.enabled: true"))
+    if waf["enforce"] and not waf["enabled"]:
+        problems.append(
+            Problem(
+                "config.waf.enforce",
+                "guards the WAF's policies; set waf.enabled: true (and attach the WAF), or remove waf.enforce",
+            )
+        )
+    problems += _body_problems(values, raw)
+    problems += _response_problems(values)
+    problems_workers, warnings_workers = _worker_problems(values, raw)
+    problems += problems_workers
+    warnings += warnings_workers
+    return problems, warnings
+
+
+def _worker_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> tuple[list[Problem], list[str]]:
+    """Effective WAF resources Kubernetes accepts, and a worker count they can carry."""
+    waf = values["waf"]
+    user = raw.get("waf", {}).get("resources", {})
+    resources = waf["resources"]
+    n = workers(waf)
+    problems: list[Problem] = []
+    warnings: list[str] = []
+    for key in ("cpu", "memory"):
+        request, limit = resources["requests"][key], resources["limits"][key]
+        if body_buffer.quantity_bytes(request) > body_buffer.quantity_bytes(limit):
+            origin = "" if key in user.get("limits", {}) else f", derived from {n} worker(s)"
+            problems.append(
+                Problem(
+                    f"config.waf.resources.requests.{key}",
+                    f"{request} is above the limit {limit} (waf.resources.limits.{key}{origin}): Kubernetes "
+                    f"rejects such a pod; lower the request, or raise waf.resources.limits.{key}",
+                )
+            )
+    if not waf["enabled"]:
+        return problems, warnings
+    cpu_limit = user.get("limits", {}).get("cpu")
+    if waf.get("workers") is not None and cpu_limit and math.ceil(body_buffer.quantity_bytes(cpu_limit)) < n:
+        warnings.append(
+            f"config.waf.workers: {n} workers share a CPU limit of {cpu_limit} "
+            "(waf.resources.limits.cpu): each worker is CPU-bound, so the extra ones only add memory and "
+            "latency; raise the limit to the worker count, or remove it (it then follows the workers)"
+        )
+    memory_limit = user.get("limits", {}).get("memory")
+    if memory_limit and body_buffer.quantity_bytes(memory_limit) < (32 + _WORKER_RSS_MIB * n) * 2**20:
+        warnings.append(
+            f"config.waf.resources.limits.memory: {memory_limit} is tight for {n} worker(s) (each holds its own "
+            f"rules, about 75 MiB): the pod may be OOM-killed; allow {32 + _WORKER_RSS_MIB * n}Mi or more, or "
+            "remove it (it then follows the workers)"
+        )
+    return problems, warnings
+
+
+def _body_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> list[Problem]:
+    """The body the WAF's Gateway buffers (body_buffer.needed) must fit what limit_action promises, and the
+    proxies' memory."""
+    body = values["waf"]["body"]
+    at = "config.waf.body.max_size"
+    problems: list[Problem] = []
+    if body["limit_action"] != "partial" and "max_size" in raw.get("waf", {}).get("body", {}):
+        problems.append(
+            Problem(
+                at,
+                "only used with limit_action partial (with reject the proxies accept bodies up to waf.body.limit "
+                "and no more); remove it, or set waf.body.limit_action: partial",
+            )
+        )
+    if body["limit_action"] == "partial" and body["max_size"] <= body["limit"]:
+        problems.append(
+            Problem(
+                at,
+                f"{body['max_size']} is not above waf.body.limit ({body['limit']}), so partial never applies: "
+                "Envoy buffers the whole body before the WAF sees it and answers 413 itself past max_size; raise "
+                "max_size above limit, or use limit_action: reject",
+            )
+        )
+    size = body_buffer.needed(values)
+    memory = values["data_plane"]["resources"].get("limits", {}).get("memory")
+    if size is not None and memory and size >= body_buffer.quantity_bytes(memory):
+        key = "max_size" if body["limit_action"] == "partial" else "limit"
+        problems.append(
+            Problem(
+                f"config.waf.body.{key}",
+                f"the WAF's Gateway would buffer request bodies of up to {size} bytes in a proxy, not less than "
+                f"its memory limit data_plane.resources.limits.memory ({memory}): one such request gets the proxy "
+                f"OOM-killed; lower waf.body.{key}, or raise the memory limit",
+            )
+        )
+    return problems
+
+
+def _response_problems(values: Mapping[str, Any]) -> list[Problem]:
+    """Response inspection needs the service, and Envoy hands the WAF at most the Gateway's buffer of a
+    response (processing mode BufferedPartial): a larger body_limit would promise bytes never inspected."""
+    waf = values["waf"]
+    inspection = waf["response_inspection"]
+    if not inspection["enabled"]:
+        return []
+    if not waf["enabled"]:
+        return [Problem("config.waf.response_inspection.enabled", "needs waf.enabled: true")]
+    if not waf["default_policy"]["enabled"]:
+        return []  # the user's own EnvoyExtensionPolicy and ClientTrafficPolicy decide what reaches the WAF
+    buffer = max(body_buffer.needed(values) or 0, body_buffer.ENVOY_GATEWAY_CONNECTION_BUFFER)
+    if inspection["body_limit"] > buffer:
+        return [
+            Problem(
+                "config.waf.response_inspection.body_limit",
+                f"{inspection['body_limit']} is above the WAF Gateway's buffer ({buffer} bytes: waf.body.limit, or "
+                "max_size with limit_action partial, and never below 32768), and Envoy hands the WAF at most that "
+                "much of a response; lower body_limit, or raise waf.body.limit",
+            )
+        ]
+    return []
+
+
+# The default waf.image names a repository that has never been published: a WAF on it never starts
+# (ImagePullBackOff, found only by status). install and plan refuse it before anything is applied.
+UNPUBLISHED_IMAGE = ("docker.io", "polycrate/envoy-waf")
+
+
+def unpublished_image(values: Mapping[str, Any]) -> Problem | None:
+    """The problem with an enabled WAF on the unpublished default image (any tag), else None."""
+    waf = values["waf"]
+    if not waf["enabled"] or (waf["image"]["registry"], waf["image"]["repository"]) != UNPUBLISHED_IMAGE:
+        return None
+    return Problem(
+        "config.waf.image",
+        f"{'/'.join(UNPUBLISHED_IMAGE)} is a placeholder that was never published (pods would not start); "
+        "build the image from waf/ (waf/BUILD.md), push it to a registry your nodes pull from and set "
+        "waf.image.registry, waf.image.repository and waf.image.tag",
+    )
