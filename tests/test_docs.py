@@ -1,5 +1,6 @@
-"""Derived files cannot drift: README config reference, examples.poly and examples/*/rendered are what
-tools/sync_docs.py generates from config.schema.json and examples/*/config.yml; block metadata is well-formed."""
+"""Derived files cannot drift: the config reference in docs/configuration.md, examples.poly and
+examples/*/rendered are what tools/sync_docs.py generates from config.schema.json and examples/*/config.yml;
+block metadata is well-formed."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import yaml
 
 from tests.conftest import ROOT
 
+DOCS = ROOT / "docs"
+
 
 def test_generated_files_are_current() -> None:
     result = subprocess.run(
@@ -18,15 +21,17 @@ def test_generated_files_are_current() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_readme_reference_names_every_schema_leaf() -> None:
-    """Belt and braces for the generator: every key path of config.schema.json appears in the README table."""
+def test_config_reference_names_every_schema_leaf() -> None:
+    """Belt and braces for the generator: every key path of config.schema.json appears in the reference table
+    of docs/configuration.md (the page tools/sync_docs.py writes it into)."""
     from envoy_block import config
     from tools import sync_docs
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert sync_docs.REFERENCE_PAGE == DOCS / "configuration.md"
+    page = sync_docs.REFERENCE_PAGE.read_text(encoding="utf-8")
     schema = config.load_schema()
     for path, *_ in sync_docs._rows(schema, schema, ""):
-        assert f"| `{path}` |" in readme, path
+        assert f"| `{path}` |" in page, path
 
 
 def test_block_poly_actions_run_their_playbook_from_the_block_folder() -> None:
