@@ -121,6 +121,18 @@ def test_every_docs_page_is_linked_from_the_readme() -> None:
     assert not orphans, f"not linked from README.md: {orphans}"
 
 
+def test_block_package_holds_the_pages_the_readme_links() -> None:
+    """The package `polycrate block push` ships (tools/block_package.py) holds README.md and every file it links,
+    so the docs/ pages reach whoever pulls the block. Mutation check (done once): "docs" dropped from
+    block_package.FOLDERS turned this red."""
+    from tools import block_package
+
+    packaged = set(block_package.package_files())
+    files = [t.partition("#")[0] for t in _links(README.read_text(encoding="utf-8")) if not _is_url(t)]
+    wanted = {Path("README.md"), *(Path(f) for f in files if f)}
+    assert sorted(wanted - packaged) == []
+
+
 def test_readme_sections_named_by_the_code_exist() -> None:
     """Messages and comments of the block say where to read on ("README: Running under Polycrate"); each
     README section they name is a heading of README.md. Mutation check (done once): renaming README's
