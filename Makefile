@@ -149,7 +149,7 @@ unit: $(STAMP) $(IMAGE_STAMP) tools $(WAF_BINARY)
 translator-gate: $(STAMP) tools
 	$(BIN)/pytest -n 2 -m translator tests/translator
 
-# Break each safety invariant the README calls proven by mutation in a temporary copy of the tree and require
+# Break each safety invariant docs/testing.md calls proven by mutation in a temporary copy of the tree and require
 # its guarding tests (unit, netpol, translator) to go red (tools/mutate.py; --list names them). 1-1.5 min.
 mutation: $(STAMP) tools $(WAF_BINARY)
 	$(BIN)/python tools/mutate.py

@@ -4,7 +4,7 @@
 Polycrate v0.23.3 packs the whole block folder with a plain directory walk (cmd/oci.go layerFromDir, no ignore
 file) and fails on a symlink; it also hashes the folder on every load. A working copy holds .venv, .tools,
 artifacts and the tests, so the block is pushed from a folder this script fills: the block's runtime files,
-README, changelog, examples' configs, nothing built.
+README and the docs/ pages it links, changelog, examples' configs, nothing built.
 
     tools/block_package.py DEST    (DEST must not exist or be empty)
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ("block.poly", "CHANGELOG.poly", "README.md", "examples.poly", "config.schema.json", "ansible.cfg")
-FOLDERS = ("collections", "inventory", "playbooks", "roles", "templates")
+FOLDERS = ("collections", "docs", "inventory", "playbooks", "roles", "templates")
 SKIP_DIRS = frozenset({"__pycache__"})
 
 

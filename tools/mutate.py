@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Mutation runner: break each safety invariant the README calls proven by mutation, on purpose, and
+"""Mutation runner: break each safety invariant docs/testing.md calls proven by mutation, on purpose, and
 require the tests that guard it to go red.
 
 Each mutation replaces one exact piece of source text (it must occur exactly once, so a refactor that
@@ -40,7 +40,7 @@ LINKED = (".venv", ".venv-waf", ".tools", "waf/bin")
 @dataclass(frozen=True)
 class Mutation:
     name: str
-    breaks: str  # the invariant it breaks, as the README states it
+    breaks: str  # the invariant it breaks, as docs/testing.md states it
     file: str
     old: str
     new: str

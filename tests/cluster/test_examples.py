@@ -6,7 +6,7 @@ leaves none of the block's objects.
 
 Third-party CRDs that an example needs (Cilium, Calico, VictoriaMetrics) are applied first from
 ../shared/crds, as their operators would; certificates an HTTPS listener references are created as a
-tenant or cert-manager would. Nothing here enforces network policy: there is no CNI (see README).
+tenant or cert-manager would. Nothing here enforces network policy: there is no CNI (see docs/testing.md).
 Mutation check (done once): putting Phase.NETWORK back after the controller (the old order) turned
 test_network_policies_exist_before_the_helm_release red: helm's release Secret came before the policies.
 """

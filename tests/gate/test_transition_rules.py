@@ -2,8 +2,8 @@
 real API server does. This pins which such rules the kinds the block renders carry, so that each is run for
 real: today one, GatewayClass spec.controllerName `self == oldSelf` (both Gateway API channels), run by
 tests/cluster/test_lifecycle.py (an update that keeps it admitted, one that changes it refused). A CRD
-update that brings another makes this red until a cluster test runs it too (or the README lists it as not
-covered)."""
+update that brings another makes this red until a cluster test runs it too (or docs/testing.md lists it as
+not covered)."""
 
 from __future__ import annotations
 

@@ -303,7 +303,7 @@ ENVOY_GATEWAY_HTTP2_STREAM_WINDOW = 65536
 
 
 def waf_body_bytes(config: Config) -> int | None:
-    """The request body the WAF's Gateway must hold whole, read from the config's waf.body.* as the README
+    """The request body the WAF's Gateway must hold whole, read from the config's waf.body.* as docs/waf.md
     states it (not from body_buffer.needed, the builder's own answer): waf.body.limit with limit_action
     reject, waf.body.max_size with partial; None when no WAF reads bodies (off, no default policy, or
     headers only)."""

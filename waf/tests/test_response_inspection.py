@@ -4,7 +4,7 @@ the response headers and body as the block's EnvoyExtensionPolicy does with waf.
 listing is replaced by the WAF's 403, benign responses pass untouched, and with the setting off the same
 leaks reach the client.
 
-Bodies longer than the limits, as documented in the README: the WAF inspects the first
+Bodies longer than the limits, as documented in the block's docs/waf.md: the WAF inspects the first
 response_body_limit bytes; Envoy hands it at most the Gateway's buffer and streams the rest, so a large
 response passes whole (Buffered would turn it into Envoy's 500, which is why the block uses
 BufferedPartial) and a leak past the limit passes uninspected.
