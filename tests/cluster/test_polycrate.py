@@ -1,10 +1,11 @@
 """The block's life cycle through the real Polycrate CLI v0.23.3 in local mode (`polycrate --local run envoy ...`),
-on the local control plane with the real controller and charts, once per Python environment: the project's
-pinned .venv and .venv-image (the packages of Polycrate's container image, from
-../shared/polycrate/image-python-requirements.lock).
+on the local control plane with the real controller and charts, with the project's pinned .venv (a workstation
+that installed requirements.txt). The packages of Polycrate's container image (.venv-image, from
+../shared/polycrate/image-python-requirements.lock) run the same life cycle where users meet them, in container
+mode (tests/polycrate/test_container_mode.py), and the unit and render tests run in them too (make unit).
 
-Guards: the whole life cycle works under Polycrate with either Python (the workspace inventory.yml points
-localhost at the system's Python; the plays must not follow it), the artifacts land in the block's artifacts
+Guards: the whole life cycle works under Polycrate (the workspace inventory.yml points localhost at
+the system's Python; the plays must not follow it), the artifacts land in the block's artifacts
 folder, the summary shows the Gateway's address, a second install changes nothing, and uninstall runs without a
 TTY with --force. The block travels as Polycrate ships blocks: `block push` to the harness's OCI registry from
 a staged package (tools/block_package.py: no .venv, .tools, artifacts or tests), `block pull` into a fresh
@@ -37,10 +38,8 @@ from tests.polycrate.workspace import (
 pytestmark = pytest.mark.playbook
 
 
-@pytest.mark.parametrize("venv", [".venv", ".venv-image"])
-def test_lifecycle_under_polycrate(kube: Kube, tmp_path: Path, venv: str) -> None:
-    python_bin = ROOT / venv / "bin"
-    assert (python_bin / "ansible-playbook").is_file(), f"{venv} is missing: `make image-venv` builds .venv-image"
+def test_lifecycle_under_polycrate(kube: Kube, tmp_path: Path) -> None:
+    python_bin = ROOT / ".venv/bin"
     cfg = kube.config(
         default_gateway={"enabled": True},
         service={"loadbalancer_ip": "203.0.113.77", "loadbalancer_provider": "metallb"},
