@@ -235,6 +235,10 @@ def shape_problems(raw: Any, schema: Mapping[str, Any]) -> list[Problem]:
             problems.append(Problem(_path(parts), f"{error.instance!r} is not valid; use {hint}"))
         elif error.validator == "required":
             problems.append(Problem(_path(parts), f"{error.message}; add it"))
+        elif error.validator in ("minItems", "minLength"):
+            # jsonschema 4's wording; 3.2 (Polycrate's image) says "is too short" for an empty value too
+            short = "should be non-empty" if error.validator_value == 1 and not error.instance else "is too short"
+            problems.append(Problem(_path(parts), f"{error.instance!r} {short}"))
         else:
             problems.append(Problem(_path(parts), error.message))
     return problems
