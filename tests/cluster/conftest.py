@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -192,15 +193,22 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         running.stop()
 
 
-@pytest.fixture(scope="session")
-def registry(cluster: Cluster) -> Iterator[Registry]:
-    reg = Registry(cluster.workdir / "registry", cluster.plane.pki).start()
+@contextmanager
+def chart_registry(cluster: Cluster, name: str, address: str = "127.0.0.1") -> Iterator[Registry]:
+    """A registry (TLS, with the cluster's CA) holding the v1.9.0 charts install pulls; stopped afterwards."""
+    reg = Registry(cluster.workdir / name, cluster.plane.pki, address=address).start()
     try:
         for chart in ("gateway-helm-v1.9.0.tgz", "gateway-crds-helm-v1.9.0.tgz"):
             reg.push(CHARTS / chart)
         yield reg
     finally:
         reg.stop()
+
+
+@pytest.fixture(scope="session")
+def registry(cluster: Cluster) -> Iterator[Registry]:
+    with chart_registry(cluster, "registry") as reg:
+        yield reg
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.cluster.conftest import CHARTS, Kube, cluster, kube, registry  # noqa: F401  # the local control plane
+from tests.cluster.conftest import Kube, chart_registry, cluster, kube, registry  # noqa: F401  # the local control plane
 from tests.harness.cluster import Cluster
 from tests.harness.pki import CONTAINER_ADDRESS
 from tests.harness.registry import Registry
@@ -57,13 +57,8 @@ def image_registry(cluster: Cluster) -> Iterator[Registry]:  # noqa: F811
     if [line.split(":")[0].strip() for line in devices] != ["lo"]:
         pytest.fail("run through `make container-mode-test`: it needs a private network namespace (unshare -n)")
     subprocess.run(["ip", "addr", "replace", f"{CONTAINER_ADDRESS}/32", "dev", "lo"], check=True)
-    reg = Registry(cluster.workdir / "image-registry", cluster.plane.pki, address=CONTAINER_ADDRESS).start()
-    try:
-        for chart in ("gateway-helm-v1.9.0.tgz", "gateway-crds-helm-v1.9.0.tgz"):
-            reg.push(CHARTS / chart)
+    with chart_registry(cluster, "image-registry", CONTAINER_ADDRESS) as reg:
         yield reg
-    finally:
-        reg.stop()
 
 
 def inline_kubeconfig(source: Path, dest: Path) -> Path:
