@@ -1,4 +1,5 @@
-"""The bootstrap Gateway on the shared class: it brings the shared VIP up before any tenant route."""
+"""The bootstrap Gateway on the shared class: it brings the shared VIP up before any tenant route. Its checks
+hold the listeners to what Envoy Gateway accepts and programs (ports, protocols, TLS, route namespaces)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The WAF: an ext_proc service (Coraza + OWASP CRS, Go, image built from waf/), when asked the
 EnvoyExtensionPolicy that puts it in front of the default Gateway, and (waf.enforce) the admission policy
-that stops tenants' route-level EnvoyExtensionPolicies from switching it off."""
+that stops tenants' route-level EnvoyExtensionPolicies from switching it off. The pod is sized from its
+worker count (resources()); the checks keep its body and response limits within what Envoy buffers."""
 
 from __future__ import annotations
 
