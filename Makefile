@@ -157,7 +157,7 @@ mutation: $(STAMP) tools $(WAF_BINARY)
 # The playbooks against a real control plane and the real Envoy Gateway controller (tests/harness), one at
 # a time: the controller binds fixed host ports as in its pod. test_real_proxy runs Envoy from .venv-waf.
 cluster-test: $(STAMP) $(WAF_STAMP) tools $(REGISTRY) $(IMAGE_STAMP)
-	$(BIN)/pytest tests/cluster
+	$(BIN)/pytest --durations=12 tests/cluster
 
 # The real playbooks against the local control plane (tests/harness), through molecule (converge, idempotence, verify,
 # uninstall check).
