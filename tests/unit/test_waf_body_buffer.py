@@ -187,7 +187,7 @@ REJECTED: list[tuple[str, dict[str, Any], str]] = [
     (
         "limit-beyond-http2-window",
         waf({"limit": 2147483648}),
-        "config.waf.body.limit: 2147483648 is greater than the maximum of 2147483647",
+        "config.waf.body.limit: 2147483648 is greater than the maximum of 1073741824",
     ),
 ]
 
@@ -203,7 +203,12 @@ def test_rejected(cfg: dict[str, Any], expected: str) -> None:
     "cfg",
     [
         pytest.param(waf({"limit_action": "partial", "max_size": 2097152}), id="partial-with-max-size"),
-        pytest.param(waf({"limit": 4096}, data_plane={"resources": {"limits": {"memory": "1Mi"}}}), id="small-proxy"),
+        pytest.param(
+            waf(
+                {"limit": 4096}, data_plane={"resources": {"requests": {"memory": "1Mi"}, "limits": {"memory": "1Mi"}}}
+            ),
+            id="small-proxy",
+        ),
         pytest.param(
             {"waf": {"enabled": True, "body": {"limit": 1073741824}}}, id="memory-rule-only-where-the-block-buffers"
         ),

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -46,7 +47,8 @@ const (
 
 func main() {
 	config := flag.String("config", "", "settings YAML (mounted from a ConfigMap)")
-	check := flag.Bool("check", false, "only check the settings: print them as JSON (defaults filled in) and exit")
+	check := flag.Bool("check", false, "only check the settings and build the engine from them (the CRS plus extra_directives, "+
+		"as startup does): print the settings as JSON (defaults filled in) and exit; exit 0 means the service would start")
 	flag.Parse()
 	log := audit.New(os.Stdout)
 	if *config == "" {
@@ -54,7 +56,7 @@ func main() {
 		os.Exit(2)
 	}
 	if *check {
-		s, err := settings.Load(*config)
+		s, err := checkSettings(*config)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "envoy-waf:", err)
 			os.Exit(1)
@@ -69,6 +71,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "envoy-waf:", err)
 		os.Exit(1)
 	}
+}
+
+// checkSettings loads the settings and builds the engine exactly as run does (server.New: the directives,
+// the CRS, extra_directives, the warm-up), without listening: a pass means the service would start.
+func checkSettings(config string) (settings.Settings, error) {
+	s, err := settings.Load(config)
+	if err != nil {
+		return settings.Settings{}, err
+	}
+	if _, err := server.New(s, audit.New(io.Discard), server.NewMetrics()); err != nil {
+		return settings.Settings{}, err
+	}
+	return s, nil
 }
 
 func run(config string, log *audit.Writer) error {

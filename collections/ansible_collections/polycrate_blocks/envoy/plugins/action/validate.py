@@ -9,7 +9,7 @@ from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_actio
     config_failure,
     lowercased_key_warnings,
 )
-from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import config
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import builder, config
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block.components import waf
 
 
@@ -19,8 +19,12 @@ class ActionModule(BlockAction):
     def act(self, block: dict[str, Any]) -> dict[str, Any]:
         try:
             loaded = config.load(block)
+            builder.build_plan(loaded)  # the limits on what it derives (names, ConfigMap size: limits.py)
         except config.ConfigError as exc:
             return config_failure(exc, "nothing was changed")
+        except builder.BuildError as exc:
+            problem = config.Problem(f"config.{exc.section}", f"building this section failed ({exc}); a bug: report it")
+            return config_failure(config.ConfigError([problem]), "nothing was changed")
         # A config that renders may still not run: install and plan (apply) refuse what cannot start.
         unpublished = waf.unpublished_image(loaded.values)
         if unpublished is not None and self._task.args.get("apply"):

@@ -13,6 +13,7 @@ from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block
     builder,
     config,
     crds,
+    inputs,
     lifecycle,
 )
 
@@ -70,7 +71,7 @@ def _guard(func: Callable[[Mapping[str, Any]], Any]) -> Callable[[Any], Any]:
             raise AnsibleFilterError(f"envoy: expected the Polycrate `block` mapping, got {type(block).__name__}")
         try:
             # Plain data for the pure core: Ansible hands over tagged str/dict subclasses.
-            return func(json.loads(json.dumps(dict(block))))
+            return func(inputs.untag(dict(block)))
         except config.ConfigError as exc:
             raise AnsibleFilterError(str(exc)) from None
 

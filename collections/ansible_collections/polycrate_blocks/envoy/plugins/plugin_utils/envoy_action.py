@@ -3,14 +3,13 @@ Ansible shows once and cleanly (a result with `failed`, never an exception trace
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 from ansible.plugins.action import ActionBase
-from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import config, polycrate
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import config, inputs, polycrate
 
 
 class BlockAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
@@ -34,7 +33,8 @@ class BlockAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no ty
                 f"(got {type(block).__name__})",
             }
         # Plain data for the pure core: Ansible hands over tagged str/dict subclasses.
-        plain: dict[str, Any] = json.loads(json.dumps(dict(block)))
+        # (Dates and bytes stay as such: config.load refuses them with their config path.)
+        plain: dict[str, Any] = inputs.untag(dict(block))
         result.update(self.act(plain))
         return result
 

@@ -1,12 +1,17 @@
-"""Write a render into the artifacts folder in one pass: only what changed, stale files removed.
+"""Write a render into the artifacts folder in one pass: stale files removed, nothing touched when nothing
+changed.
 
 The folder is shared (Polycrate keeps the block's kubeconfig and inventory there), so only the paths
-`render` owns are ever written or removed. Each file is replaced atomically; nothing is touched in
-check mode, and the outcome says the same either way.
+`render` owns are ever written or removed. A changed render is written whole into a temporary folder inside
+the artifacts folder (the same filesystem, so the swap is a rename), then swapped in owned path by owned
+path. A failure at any step (the filesystem's own included) leaves no render at all: the temporary folder
+goes, and so does the previous render, which cannot pass for the current config. Nothing is touched in check mode, and
+the outcome says the same either way.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -65,28 +70,68 @@ def owned_files(dest: Path, owned: Iterable[str]) -> list[str]:
     return sorted(found)
 
 
+TEMP_PREFIX = ".render-"
+
+
 def sync(dest: Path, files: Mapping[str, str], owned: Iterable[str], check: bool = False) -> Outcome:
     """Make the owned part of `dest` hold exactly `files` (relative path -> content)."""
+    owned = list(owned)
     outcome = Outcome()
     for rel, content in files.items():
         path = dest / rel
-        before = _read(path)
+        before = _read(path) if path.is_file() else None
         if before == content and (path.stat().st_mode & 0o777) == FILE_MODE:
             continue
         outcome.written.append(rel)
         if before != content:
             outcome.diffs.append({"before_header": rel, "after_header": rel, "before": before or "", "after": content})
-        if not check:
-            _write(path, content)
     for rel in owned_files(dest, owned):
         if rel not in files:
             outcome.removed.append(rel)
-            before = "" if (dest / rel).is_symlink() else _read(dest / rel) or ""
+            before = "" if (dest / rel).is_symlink() or not (dest / rel).is_file() else _read(dest / rel) or ""
             gone = {"before_header": rel, "after_header": f"{rel} (removed)", "before": before, "after": ""}
             outcome.diffs.append(gone)
-            if not check:
-                (dest / rel).unlink()
+    if outcome.changed and not check:
+        _swap_in(dest, files, owned, set(files) - set(outcome.written))
     return outcome
+
+
+def _swap_in(dest: Path, files: Mapping[str, str], owned: list[str], unchanged: set[str]) -> None:
+    """Write `files` whole into a temporary folder in `dest`, then move each owned path into place. An
+    unchanged file is hard-linked, not rewritten: it keeps its inode and mtime (tools watching it see no change)."""
+    for folder in reversed([p for p in [dest, *dest.parents] if not p.exists()]):
+        folder.mkdir()
+        folder.chmod(DIR_MODE)
+    for stale in dest.glob(f"{TEMP_PREFIX}*"):  # an earlier run killed mid-write
+        shutil.rmtree(stale, ignore_errors=True)
+    temp = Path(tempfile.mkdtemp(dir=dest, prefix=TEMP_PREFIX))
+    try:
+        for rel, content in files.items():
+            if rel in unchanged:
+                try:
+                    for folder in reversed([p for p in (temp / rel).parents if not p.exists()]):
+                        folder.mkdir()
+                        folder.chmod(DIR_MODE)
+                    os.link(dest / rel, temp / rel)
+                    continue
+                except OSError:
+                    pass  # no hard links here: write it
+            _write(temp / rel, content)
+        for name in owned:
+            old, new = dest / name, temp / name
+            if old.is_dir() and not old.is_symlink():
+                old.rename(temp / f"{name}.old")
+            elif old.exists() or old.is_symlink():
+                old.unlink()
+            if new.exists():
+                new.rename(old)
+    except BaseException:
+        # The owned paths may now be half old, half new: none of it may pass for a render.
+        with contextlib.suppress(OSError):  # the original error says why; the caller removes what is left
+            remove(dest, owned)
+        raise
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def remove(dest: Path, owned: Iterable[str], check: bool = False) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import GATEWAY_API_VERSION, labels
+from . import GATEWAY_API_VERSION, labels, limits
 from .components import (
     controller,
     gateway,
@@ -17,16 +17,55 @@ from .components import (
     traffic_policies,
     waf,
 )
-from .config import Config, load
+from .config import Config, ConfigError, load
 from .plan import Plan, Step
 
 COMPONENTS = (namespace, network_policies, proxies, gatewayclasses, waf, gateway, traffic_policies, monitoring)
+# The config section each component builds from, for a message when building fails unexpectedly.
+SECTIONS = {
+    "namespace": "namespace",
+    "network_policies": "network_policy",
+    "proxies": "data_plane",
+    "gatewayclasses": "gatewayclass",
+    "waf": "waf",
+    "gateway": "default_gateway",
+    "traffic_policies": "client_traffic",
+    "monitoring": "metrics",
+    "controller": "chart",
+}
+
+
+class BuildError(RuntimeError):
+    """A component failed on a config validation accepted (a bug): carries the section it was building."""
+
+    def __init__(self, section: str, error: BaseException) -> None:
+        self.section = section
+        super().__init__(f"{type(error).__name__}: {' '.join(str(error).split())[:200]}")
+
+
+def _section(component: object) -> str:
+    return SECTIONS.get(getattr(component, "__name__", "").rsplit(".", 1)[-1], "config")
 
 
 def build_plan(config: Config) -> Plan:
+    """The plan; raises ConfigError when an object it derives passes Kubernetes' or the filesystem's limits."""
     steps: list[Step] = []
     for component in COMPONENTS:
-        steps.extend(component.build(config))
+        try:
+            steps.extend(component.build(config))
+        except Exception as exc:  # a last resort: the user still learns which section it was
+            raise BuildError(_section(component), exc) from exc
+    try:
+        plan = _plan(config, steps)
+    except Exception as exc:
+        raise BuildError(_section(controller), exc) from exc
+    objects = [(plan.file_name(step), step.obj) for step in plan.ordered()]
+    if problems := limits.plan_problems(objects, config.values, config.block_name):
+        raise ConfigError(problems)
+    return plan
+
+
+def _plan(config: Config, steps: list[Step]) -> Plan:
     return Plan(
         steps=tuple(steps),
         helm=controller.release(config),

@@ -19,7 +19,7 @@ from typing import Any
 
 import jsonschema
 
-from . import attachments, formats
+from . import attachments, body_buffer, formats, inputs
 from .components import (
     controller,
     gateway,
@@ -84,11 +84,51 @@ _KEY_HINT = (
 _BLOCK_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,57}[a-z0-9])?$")
 
 
+# Kubernetes' own limits, applied by rule to every key of the schema that does not set a tighter one (so a
+# key added later inherits them): integers are int32 (replicas, ports, sizes in Kubernetes objects are), lists,
+# maps and strings are bounded so that a hostile config costs little to refuse. A key that needs more says so
+# in config.schema.json (waf.extra_directives: up to a ConfigMap's 1 MiB).
+INT32_MAX = 2**31 - 1
+MAX_ITEMS = 256
+MAX_STRING = 4096
+
+
+def bounded(node: Any) -> Any:
+    """The schema with the default limits filled in wherever a node sets none (docs/configuration.md: Limits)."""
+    if isinstance(node, list):
+        return [bounded(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: bounded(value) for key, value in node.items()}
+    kind = out.get("type")
+    if kind == "integer":
+        out.setdefault("maximum", INT32_MAX)
+        out.setdefault("minimum", -INT32_MAX - 1)
+    elif kind == "array":
+        out.setdefault("maxItems", MAX_ITEMS)
+    elif kind == "string" and "enum" not in out:
+        out.setdefault("maxLength", MAX_STRING)
+    elif kind == "object" and isinstance(out.get("additionalProperties"), dict):
+        out.setdefault("maxProperties", MAX_ITEMS)
+    return out
+
+
 @cache
 def load_schema() -> dict[str, Any]:
     with SCHEMA_PATH.open(encoding="utf-8") as handle:
-        schema: dict[str, Any] = json.load(handle)
+        schema: dict[str, Any] = bounded(json.load(handle))
     return schema
+
+
+def _strict_integer(checker: Any, instance: Any) -> bool:
+    """An integer is an int: 2.0 is refused, never truncated or rendered as `2.0` (jsonschema 4 would take it)."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft7Validator,
+    type_checker=jsonschema.Draft7Validator.TYPE_CHECKER.redefine("integer", _strict_integer),
+)
 
 
 def _resolve(schema: Mapping[str, Any], node: Mapping[str, Any]) -> dict[str, Any]:
@@ -178,6 +218,13 @@ def _is_secret(parts: list[Any]) -> bool:
     return parts[:2] == ["chart", "auth"]
 
 
+def _shown(parts: list[Any], value: Any) -> str:
+    """A value as a message repeats it: capped (inputs.shown), and never a secret or a URL with credentials."""
+    if _is_secret(parts) or (isinstance(value, str) and inputs.url_credentials(value)):
+        return "the value"
+    return inputs.shown(value)
+
+
 def _format_checker(schema: Mapping[str, Any]) -> jsonschema.FormatChecker:
     checker = jsonschema.FormatChecker(formats=())
     for name, check in formats.checks(schema["$defs"]).items():
@@ -191,22 +238,29 @@ def _format_checker(schema: Mapping[str, Any]) -> jsonschema.FormatChecker:
     return checker
 
 
+_LIMIT_WORDS = {"maxLength": "characters", "maxItems": "items", "maxProperties": "keys"}
+
+
 def shape_problems(raw: Any, schema: Mapping[str, Any]) -> list[Problem]:
     """Check types, enums, ranges, formats and unknown keys against config.schema.json; one Problem per finding,
     and one per value: a value failing both its pattern and its format is reported by the format's fix."""
     problems: list[Problem] = []
     formatted: set[str] = set()
     # Draft 7: the newest draft both jsonschema 3.2 (Polycrate's image) and Polycrate's gojsonschema implement.
-    validator = jsonschema.Draft7Validator(schema, format_checker=_format_checker(schema))
+    validator = _Validator(schema, format_checker=_format_checker(schema))
     errors = sorted(validator.iter_errors(raw), key=lambda e: e.validator != "format")
+    # A value past its length limit is reported for that alone (its pattern or format would repeat it).
+    too_long = {_path(list(e.absolute_path)) for e in errors if e.validator == "maxLength"}
     for error in errors:
         parts = list(error.absolute_path)
+        if _path(parts) in too_long and error.validator in ("format", "pattern"):
+            continue
         if "propertyNames" in error.schema_path:
-            problems.append(Problem(_path(parts), f"key {error.instance!r} is not valid; {_KEY_HINT}"))
+            problems.append(Problem(_path(parts), f"key {inputs.shown(error.instance)} is not valid; {_KEY_HINT}"))
             continue
         if error.validator == "format":
             formatted.add(_path(parts))
-            problems.append(Problem(_path(parts), f"{error.instance!r} is not valid; {error.cause}"))
+            problems.append(Problem(_path(parts), f"{_shown(parts, error.instance)} is not valid; {error.cause}"))
             continue
         if error.validator == "pattern" and _path(parts) in formatted:
             continue
@@ -219,7 +273,7 @@ def shape_problems(raw: Any, schema: Mapping[str, Any]) -> list[Problem]:
                     Problem(_path([*parts, key]), f"unknown key; {hint}known keys here: {', '.join(known)}")
                 )
         elif error.validator == "type":
-            shown = "" if _is_secret(parts) else f" {error.instance!r}"
+            shown = "" if _is_secret(parts) else f" {_shown(parts, error.instance)}"
             problems.append(
                 Problem(
                     _path(parts), f"must be of type {error.validator_value}, got {type(error.instance).__name__}{shown}"
@@ -227,67 +281,198 @@ def shape_problems(raw: Any, schema: Mapping[str, Any]) -> list[Problem]:
             )
         elif error.validator == "enum":
             choices = ", ".join(str(c) for c in error.validator_value)
-            problems.append(Problem(_path(parts), f"{error.instance!r} is not allowed; use one of: {choices}"))
+            problems.append(
+                Problem(_path(parts), f"{_shown(parts, error.instance)} is not allowed; use one of: {choices}")
+            )
         elif _is_secret(parts):
             problems.append(Problem(_path(parts), f"invalid value ({error.validator} check failed)"))
         elif error.validator == "pattern":
             hint = _format_hint(schema, parts) or f"a string matching {error.validator_value}"
-            problems.append(Problem(_path(parts), f"{error.instance!r} is not valid; use {hint}"))
+            problems.append(Problem(_path(parts), f"{_shown(parts, error.instance)} is not valid; use {hint}"))
         elif error.validator == "required":
             problems.append(Problem(_path(parts), f"{error.message}; add it"))
         elif error.validator in ("minItems", "minLength"):
             # jsonschema 4's wording; 3.2 (Polycrate's image) says "is too short" for an empty value too
             short = "should be non-empty" if error.validator_value == 1 and not error.instance else "is too short"
-            problems.append(Problem(_path(parts), f"{error.instance!r} {short}"))
+            problems.append(Problem(_path(parts), f"{_shown(parts, error.instance)} {short}"))
+        elif error.validator in _LIMIT_WORDS:
+            unit = _LIMIT_WORDS[error.validator]
+            problems.append(
+                Problem(
+                    _path(parts), f"{_shown(parts, error.instance)} is too long: at most {error.validator_value} {unit}"
+                )
+            )
         else:
-            problems.append(Problem(_path(parts), error.message))
+            message = error.message.replace(repr(error.instance), _shown(parts, error.instance))
+            problems.append(Problem(_path(parts), message))
     return problems
 
 
-def check_components(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
-    """Every component's checks. `values` has defaults applied; `raw` is what the user wrote."""
+def _prune(raw: Any, parts: list[Any]) -> None:
+    """Remove the value at `parts` from `raw` (its nearest mapping key), so its default stands in for it."""
+    keys = list(parts)
+    while keys and isinstance(keys[-1], int):
+        keys.pop()
+    if not keys:
+        return
+    node = raw
+    for part in keys[:-1]:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return
+    if isinstance(node, dict):
+        node.pop(keys[-1], None)
+
+
+def broken_paths(raw: Any, schema: Mapping[str, Any]) -> list[list[Any]]:
+    """Where the shape check found a value it cannot use: the key path of each (an unknown key's own path)."""
+    found: list[list[Any]] = []
+    for error in _Validator(schema, format_checker=_format_checker(schema)).iter_errors(raw):
+        parts = list(error.absolute_path)
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            known = _schema_node_at(schema, parts).get("properties", {})
+            found += [[*parts, key] for key in error.instance if key not in known]
+        elif "propertyNames" in error.schema_path:
+            found.append([*parts, error.instance])
+        else:
+            found.append(parts)
+    return found
+
+
+def _reads(problem: Problem, broken: list[str]) -> bool:
+    """Whether a component's problem comes from a value the shape check already refused (its path, or a
+    message naming it): such a problem would describe the default that stood in for the broken value."""
+    for path in broken:
+        short = path.partition(".")[2]
+        if problem.path == path or problem.path.startswith((path + ".", path + "[")):
+            return True
+        # A rule about the mapping that holds the broken value (chart.auth: both or neither), below a section.
+        if problem.path.count(".") >= 2 and path.startswith((problem.path + ".", problem.path + "[")):
+            return True
+        if ("." in short or "[" in short) and re.search(rf"(?<![\w.]){re.escape(short)}(?![\w])", problem.message):
+            return True
+    return False
+
+
+def check_components(values: Mapping[str, Any], raw: Mapping[str, Any], tolerate: bool = False) -> Checked:
+    """Every component's checks. `values` has defaults applied; `raw` is what the user wrote. With `tolerate`
+    (the config already has shape problems) a component whose rules trip over a badly shaped value is skipped
+    alone: the others still report theirs."""
     problems: list[Problem] = []
     warnings: list[str] = []
     for component_check in CHECKS:
-        found, warned = component_check(values, raw)
+        try:
+            found, warned = component_check(values, raw)
+        except (KeyError, TypeError, AttributeError, ValueError, IndexError, OverflowError, ZeroDivisionError):
+            if not tolerate:
+                raise
+            continue
         problems += found
         warnings += warned
     return problems, warnings
 
 
+def generic_problems(values: Mapping[str, Any], reported: set[str]) -> list[Problem]:
+    """The rules that hold for every section, so a key added later inherits them: a request never above its
+    limit wherever a `resources` mapping sets both, and no credentials in any URL (they belong in chart.auth,
+    which is never written to artifacts)."""
+    problems: list[Problem] = []
+
+    def walk(node: Any, parts: list[Any]) -> None:
+        if _is_secret(parts):
+            return
+        if isinstance(node, str):
+            what = inputs.url_credentials(node)
+            if what:
+                problems.append(
+                    Problem(
+                        _path(parts),
+                        f"this URL carries {what}; credentials are never written into the config or the render: "
+                        "remove them and set chart.auth (username and password) for the chart's registry",
+                    )
+                )
+            return
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                walk(item, [*parts, index])
+            return
+        if not isinstance(node, dict):
+            return
+        requests, limits = node.get("requests"), node.get("limits")
+        if isinstance(requests, dict) and isinstance(limits, dict):
+            for key in sorted(set(requests) & set(limits)):
+                at = _path([*parts, "requests", key])
+                try:
+                    over = body_buffer.quantity_bytes(requests[key]) > body_buffer.quantity_bytes(limits[key])
+                except (ValueError, TypeError):
+                    continue
+                if over and at not in reported:
+                    limit_path = ".".join(str(part) for part in [*parts, "limits", key])
+                    problems.append(
+                        Problem(
+                            at,
+                            f"{requests[key]} is above the limit {limits[key]} ({limit_path}): Kubernetes rejects "
+                            f"such a pod; lower the request, or raise {limit_path}",
+                        )
+                    )
+        for key, value in node.items():
+            walk(value, [*parts, key])
+
+    walk(values, [])
+    return problems
+
+
 def load(block: Mapping[str, Any]) -> Config:
     """Validate `block` (name, version, config as Polycrate passes them) and return the effective Config.
 
-    Raises ConfigError listing every problem.
+    Raises ConfigError listing every problem: the shape's, and every component's rules (a value the shape
+    refused is left out, its default standing in, and the rules naming it are not reported).
     """
     schema = load_schema()
+    block, refused = inputs.plain(block)
     raw_config = block.get("config")
     if raw_config is None:
         raw_config = {}
     if not isinstance(raw_config, Mapping):
         raise ConfigError([Problem("config", f"must be a mapping, got {type(raw_config).__name__}")])
     raw = _drop_nulls(dict(raw_config))
-    problems = shape_problems(raw, schema)
+    problems = refused + shape_problems(raw, schema)
     block_name = str(block.get("name") or "envoy")
     if not _BLOCK_NAME.match(block_name):
         problems.append(
             Problem(
                 "block.name",
-                f"{block_name!r} cannot name Kubernetes objects (it is the instance label and part of Service "
-                "names); rename the block in workspace.poly to a lowercase RFC 1035 label of at most 59 "
+                f"{inputs.shown(block_name)} cannot name Kubernetes objects (it is the instance label and part of "
+                "Service names); rename the block in workspace.poly to a lowercase RFC 1035 label of at most 59 "
                 "characters (a-z, 0-9, '-', starting with a letter), e.g. envoy-edge",
             )
         )
+    broken: list[str] = []
+    if problems:
+        # Every other rule still runs: on the config without the values the shape refused.
+        raw = copy.deepcopy(raw)
+        broken = [problem.path for problem in refused]
+        for _ in range(4):  # pruning a required key breaks its mapping: that goes next, up to the section
+            found = broken_paths(raw, schema)
+            if not found:
+                break
+            for parts in sorted(found, key=len, reverse=True):
+                _prune(raw, parts)
+            broken += [_path(parts) for parts in found]
+        else:
+            raise ConfigError(problems)
     values = apply_defaults(raw, schema)
+    tolerate = bool(problems)
     try:
         values["waf"]["resources"] = waf.resources(values["waf"])  # sized from its workers before the checks
-        checked, warnings = check_components(values, raw)
-    except (KeyError, TypeError, AttributeError, ValueError):
-        # A badly shaped config can trip a component's rule; its shape problems already explain why.
-        if not problems:
+    except (KeyError, TypeError, AttributeError, ValueError, OverflowError):
+        if not tolerate:
             raise
-        checked, warnings = [], []
-    problems += checked
+    checked, warnings = check_components(values, raw, tolerate)
+    checked = [problem for problem in checked if not _reads(problem, broken)]
+    checked += generic_problems(values, {problem.path for problem in [*problems, *checked]})
+    problems += [problem for problem in checked if not _reads(problem, broken)]
     if problems:
         raise ConfigError(problems)
     if unpublished := waf.unpublished_image(values):

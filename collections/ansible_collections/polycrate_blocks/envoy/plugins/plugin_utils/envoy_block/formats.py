@@ -39,6 +39,9 @@ def chart_ref(value: str, registry: re.Pattern[str], repository: re.Pattern[str]
     """What helm accepts as the chart argument: an OCI reference without a tag, an https:// URL of a
     packaged chart, or a local chart directory or .tgz (relative paths resolve against `base`, the
     directory ansible-playbook runs in)."""
+    if "://" in value and "@" in value.split("://", 1)[1].split("/", 1)[0]:
+        # Never repeated in the message: what precedes @ is a user name and often a password.
+        raise ValueError("credentials do not go in the chart URL; remove what precedes @ and set chart.auth")
     if value.startswith("oci://"):
         host, _, name = value.removeprefix("oci://").partition("/")
         if "@" in name or ":" in name:

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from .. import body_buffer, images, labels
+from .. import body_buffer, images, labels, seclang
 from ..model import Checked, Config, Problem
 from ..plan import Phase, Step
 from . import admission
@@ -335,6 +335,14 @@ def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
                 "guards the WAF's policies; set waf.enabled: true (and attach the WAF), or remove waf.enforce",
             )
         )
+    if waf["extra_directives"]:
+        found = seclang.problems(waf["extra_directives"])
+        problems += [
+            Problem(
+                "config.waf.extra_directives", f"{message}; the WAF would not start (fail-closed: every request fails)"
+            )
+            for message in found[:10]
+        ]
     problems += _body_problems(values, raw)
     problems += _response_problems(values)
     problems_workers, warnings_workers = _worker_problems(values, raw)

@@ -1,0 +1,224 @@
+"""What the block reads from outside, before any rule looks at it: YAML as Polycrate reads it (bounded), the
+block variable as plain JSON data, how a message shows a value, and URLs that carry credentials.
+
+A hostile or careless input must cost little and fail with one line: a size cap before parsing, an alias
+expansion cap while composing (a billion-laughs document never expands), duplicate keys refused (Polycrate's
+YAML library refuses them: "mapping key already defined"), only the YAML 1.1 core tags (no Python objects),
+a nesting cap, and a mapping at the top.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import yaml
+
+from .model import Problem
+
+MAX_BYTES = 4 * 2**20  # a workspace file or override; the block's whole config is far smaller
+MAX_NODES = 200_000  # nodes after alias expansion: a billion-laughs document stops here, not in memory
+MAX_DEPTH = 64  # nesting: the schema's deepest key is 6 levels down
+SHOWN = 80  # characters of a value a message repeats
+
+# Tags the safe loader resolves by itself (YAML 1.1 core); anything else (!!python/..., !custom) is refused.
+_CORE_TAGS = {
+    f"tag:yaml.org,2002:{name}"
+    for name in ("null", "bool", "int", "float", "str", "seq", "map", "timestamp", "binary", "merge", "set", "omap")
+}
+
+
+class InputError(ValueError):
+    """Input the block refuses to read at all; the message is one line naming where and why."""
+
+
+def shown(value: Any) -> str:
+    """`value` as a message repeats it: its repr, cut to SHOWN characters with its size when longer."""
+    text = repr(value)
+    if len(text) <= SHOWN:
+        return text
+    if isinstance(value, (list, dict)):
+        size, unit = len(value), "items"
+    elif isinstance(value, (str, bytes)):
+        size, unit = len(value), "characters" if isinstance(value, str) else "bytes"
+    else:
+        size, unit = len(text), "characters"
+    return f"{text[:SHOWN]}... ({size} {unit})"
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that counts and bounds what it builds, and refuses duplicate keys and unknown tags."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._nodes = 0
+
+    def _count(self, node: yaml.Node, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            raise InputError(f"{_mark(node)}: nested more than {MAX_DEPTH} levels deep")
+        self._nodes += 1
+        if self._nodes > MAX_NODES:
+            raise InputError(
+                f"{_mark(node)}: more than {MAX_NODES} values once aliases are expanded (an alias bomb?); "
+                "write the values out, or use fewer aliases"
+            )
+        if node.tag not in _CORE_TAGS:
+            raise InputError(f"{_mark(node)}: the tag {node.tag} is not read (only plain YAML values)")
+        if isinstance(node, yaml.MappingNode):
+            seen: set[Any] = set()
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    if key.value in seen and key.tag != "tag:yaml.org,2002:merge":
+                        raise InputError(f"{_mark(key)}: the key {shown(key.value)} is defined twice; keep one")
+                    seen.add(key.value)
+                self._count(key, depth + 1)
+                self._count(value, depth + 1)
+        elif isinstance(node, yaml.SequenceNode):
+            for item in node.value:
+                self._count(item, depth + 1)
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        self._count(node, 0)
+        return super().construct_document(node)
+
+
+def _mark(node: yaml.Node) -> str:
+    mark = node.start_mark
+    return f"line {mark.line + 1}, column {mark.column + 1}"
+
+
+def load_yaml(text: str | bytes, what: str = "the YAML") -> Any:
+    """Parse one YAML document within the caps; raises InputError with one line (`what`: the file's name)."""
+    size = len(text.encode("utf-8") if isinstance(text, str) else text)
+    if size > MAX_BYTES:
+        raise InputError(f"{what}: {size} bytes, more than the {MAX_BYTES} this reads")
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{what}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    loader = _Loader(text)
+    try:
+        return loader.get_single_data()
+    except InputError as exc:
+        raise InputError(f"{what}: {exc}") from None
+    except yaml.MarkedYAMLError as exc:
+        where = f"line {exc.problem_mark.line + 1}, column {exc.problem_mark.column + 1}: " if exc.problem_mark else ""
+        raise InputError(f"{what}: not valid YAML: {where}{exc.problem or exc.context}") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"{what}: not valid YAML: {' '.join(str(exc).split())}") from None
+    except RecursionError:
+        raise InputError(f"{what}: nested too deeply") from None
+    finally:
+        loader.dispose()
+
+
+def load_mapping(text: str | bytes, what: str) -> dict[str, Any]:
+    """A YAML document that must be a mapping (or empty)."""
+    data = load_yaml(text, what)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InputError(f"{what}: must be a mapping of keys, got {type(data).__name__} {shown(data)}")
+    return data
+
+
+def _path(parts: list[Any]) -> str:
+    text = "config" if parts[:1] == ["config"] else "block"
+    for part in parts[1:] if parts[:1] == ["config"] else parts:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text
+
+
+def untag(value: Any) -> Any:
+    """Plain Python data from what Ansible hands over (tagged str/dict/date subclasses); values JSON cannot
+    hold (a date, bytes) stay as their plain type, for plain() to refuse with their path."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, Mapping):
+        return {untag(k) if isinstance(k, str) else k: untag(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [untag(v) for v in value]
+    if isinstance(value, datetime.datetime):
+        return datetime.datetime.fromisoformat(value.isoformat())
+    if isinstance(value, datetime.date):
+        return datetime.date(value.year, value.month, value.day)
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    return value
+
+
+def plain(block: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
+    """The block variable as plain JSON data, and a problem for each value YAML typed that JSON cannot hold
+    (an unquoted date, !!binary, a set) or no key takes (.inf, .nan), at its path: never a traceback. Such a
+    value is left out (None), so the rest of the config is still checked."""
+    problems: list[Problem] = []
+
+    def convert(value: Any, parts: list[Any]) -> Any:
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            return str(value)
+        if isinstance(value, int):
+            return int(value)
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                problems.append(Problem(_path(parts), f"{value} is not a number any key takes; use a whole number"))
+                return None
+            return float(value)
+        if isinstance(value, Mapping):
+            return {str(k): convert(v, [*parts, str(k)]) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [convert(v, [*parts, i]) for i, v in enumerate(value)]
+        if isinstance(value, (datetime.date, datetime.datetime)):
+            problems.append(
+                Problem(
+                    _path(parts),
+                    f"YAML reads the unquoted {value.isoformat()} as a date, not a string; quote it: "
+                    f'"{value.isoformat()}"',
+                )
+            )
+            return None
+        problems.append(
+            Problem(_path(parts), f"a YAML {type(value).__name__} value (e.g. !!binary) is not read; write a string")
+        )
+        return None
+
+    out = convert(block, [])
+    return (out if isinstance(out, dict) else {}), problems
+
+
+# A query parameter that carries a credential (?token=..., ?X-Amz-Signature=..., ?access_key=...).
+_SECRET_QUERY = re.compile(
+    r"(token|secret|password|passwd|pwd|auth|signature|sig|credential|api[-_]?key|access[-_]?key)", re.I
+)
+_URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
+
+
+def url_credentials(value: str) -> str | None:
+    """What credential a URL-like string carries ("a user name and password", "a token query parameter"),
+    or None. Never returns the credential itself."""
+    if not _URL.match(value):
+        return None
+    try:
+        url = urlsplit(value)
+        has_userinfo = "@" in url.netloc
+        query = parse_qsl(url.query, keep_blank_values=True)
+    except ValueError:
+        return None
+    if has_userinfo:
+        return "a user name or password before @"
+    for key, _ in query:
+        if _SECRET_QUERY.search(key):
+            return f"a credential in its query (parameter {key[:40]!r})"
+    return None
