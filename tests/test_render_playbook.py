@@ -236,3 +236,33 @@ def test_the_actions_other_errors_are_clean_too(tmp_path: Path) -> None:
     assert "Traceback" not in output
     assert "Finalization of task args" not in output
     assert recap(result.stdout)["ignored"] == 2
+
+
+def test_values_json_cannot_hold_fail_by_path_and_remove_stale(tmp_path: Path) -> None:
+    """An unquoted date, .inf and !!binary reach the action as Python values (Ansible tags the date): each is
+    a problem at its config path, every other problem is still reported, and the previous render goes (they
+    used to end in a bare "Task failed", the previous render left in place)."""
+    artifacts = tmp_path / "artifacts"
+    assert run_render(tmp_path, {}, artifacts).returncode == 0
+    extra = tmp_path / "extra.yml"
+    extra.write_text(
+        "block:\n"
+        f"  name: envoy\n  version: 0.0.0\n  artifacts: {{path: {artifacts}}}\n"
+        "  config:\n"
+        "    service: {type: ClusterIP, loadbalancer_ip: 192.0.2.1, annotations: {example.com/since: 2024-01-01,"
+        " example.com/blob: !!binary AAEC}}\n"
+        "    waf: {workers: .inf}\n",
+        encoding="utf-8",
+    )
+    result = playbook(extra, "render")
+    assert result.returncode != 0
+    for path in (
+        "config.service.annotations.example.com/since",
+        "config.service.annotations.example.com/blob",
+        "config.waf.workers",
+        "config.service.loadbalancer_ip",
+    ):
+        assert f"{path}:" in result.stdout, result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+    assert not (artifacts / "manifests").exists()
+    assert not (artifacts / "plan.yaml").exists()

@@ -4,7 +4,9 @@
     tools/snapshot.py --override my-config.yml --artifacts artifacts -o snapshot.yml
     ansible-playbook -e @snapshot.yml playbooks/render.yml
 
-The override file holds a workspace.poly `blocks:` entry ({name, config}) or just the config mapping.
+The override file holds a workspace.poly `blocks:` entry ({name, config}) or just the config mapping. It is
+read as Polycrate reads YAML, within bounds (envoy_block.inputs: size, alias expansion, nesting, duplicate
+keys, plain tags only); a file it refuses gets one line on stderr and exit 2, before any work.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "collections/ansible_collections/polycrate_blocks/envoy/plugins/plugin_utils"))
 
-from envoy_block import polycrate  # noqa: E402
+from envoy_block import inputs, polycrate  # noqa: E402
 
 
 def main() -> int:
@@ -32,7 +34,11 @@ def main() -> int:
     block_poly = yaml.safe_load((ROOT / "block.poly").read_text(encoding="utf-8"))
     workspace: dict[str, object] = {}
     if args.override:
-        loaded = yaml.safe_load(args.override.read_text(encoding="utf-8")) or {}
+        try:
+            loaded = inputs.load_mapping(args.override.read_bytes(), str(args.override))
+        except (inputs.InputError, OSError) as exc:
+            print(f"snapshot: {exc}", file=sys.stderr)
+            return 2
         workspace = loaded if "config" in loaded else {"config": loaded}
     artifacts = str(Path(args.artifacts).resolve())
     data = polycrate.snapshot(block_poly, workspace, artifacts, args.kubeconfig)

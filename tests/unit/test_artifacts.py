@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from envoy_block import artifacts
 
 OWNED = ("manifests", "helm", "plan.yaml")
@@ -93,3 +95,23 @@ def test_remove_takes_the_owned_paths_only(tmp_path: Path) -> None:
     assert artifacts.remove(tmp_path, OWNED) == sorted(FILES)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kubeconfig.yml"]
     assert artifacts.remove(tmp_path / "missing", OWNED) == []
+
+
+def test_a_failure_mid_render_leaves_no_half_render(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Render is swapped in whole: a write that fails (the filesystem's own error) leaves neither a mix of
+    old and new files nor the temporary folder, and the previous render is gone (it cannot pass for current)."""
+    dest = tmp_path / "artifacts"
+    artifacts.sync(dest, {"manifests/a.yaml": "a\n", "manifests/b.yaml": "b\n", "plan.yaml": "p\n"}, OWNED)
+    (dest / "kubeconfig").write_text("mine\n", encoding="utf-8")
+    real, calls = artifacts._write, []
+
+    def failing(path: Path, content: str) -> None:
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError(36, "File name too long", str(path))
+        real(path, content)
+
+    monkeypatch.setattr(artifacts, "_write", failing)
+    with pytest.raises(OSError, match="too long"):
+        artifacts.sync(dest, {"manifests/a.yaml": "A\n", "manifests/b.yaml": "B\n", "plan.yaml": "P\n"}, OWNED)
+    assert sorted(p.name for p in dest.iterdir()) == ["kubeconfig"]
