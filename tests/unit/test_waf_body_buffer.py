@@ -187,7 +187,7 @@ REJECTED: list[tuple[str, dict[str, Any], str]] = [
     (
         "limit-beyond-http2-window",
         waf({"limit": 2147483648}),
-        "config.waf.body.limit: 2147483648 is greater than the maximum of 1073741824",
+        "config.waf.body.limit: 2147483648 is greater than the maximum of 1073741823",
     ),
 ]
 
@@ -210,7 +210,7 @@ def test_rejected(cfg: dict[str, Any], expected: str) -> None:
             id="small-proxy",
         ),
         pytest.param(
-            {"waf": {"enabled": True, "body": {"limit": 1073741824}}}, id="memory-rule-only-where-the-block-buffers"
+            {"waf": {"enabled": True, "body": {"limit": 1073741823}}}, id="memory-rule-only-where-the-block-buffers"
         ),
     ],
 )

@@ -281,14 +281,15 @@ func (s Settings) Check() error {
 			return fmt.Errorf("exclude_rule_tags: %q is not a rule tag (no quotes, backslashes or newlines)", tag)
 		}
 	}
-	if s.BodyLimit < 1 || s.BodyLimit > 1<<30 {
-		return fmt.Errorf("body_limit must be a number of bytes from 1 to 1 GiB, not %d", s.BodyLimit)
+	// Below 1 GiB: the engine is given one byte more (Directives) and refuses a limit above 1 GiB.
+	if s.BodyLimit < 1 || s.BodyLimit >= 1<<30 {
+		return fmt.Errorf("body_limit must be a number of bytes from 1 to 1 GiB - 1, not %d", s.BodyLimit)
 	}
 	if s.BodyLimitAction != "reject" && s.BodyLimitAction != "partial" {
 		return errors.New("body_limit_action must be reject or partial")
 	}
-	if s.ResponseBodyLimit < 1 || s.ResponseBodyLimit > 1<<30 {
-		return fmt.Errorf("response_body_limit must be a number of bytes above 0, not %d", s.ResponseBodyLimit)
+	if s.ResponseBodyLimit < 1 || s.ResponseBodyLimit >= 1<<30 {
+		return fmt.Errorf("response_body_limit must be a number of bytes above 0 and below 1 GiB, not %d", s.ResponseBodyLimit)
 	}
 	if s.BlockStatus < 400 || s.BlockStatus > 599 {
 		return fmt.Errorf("block_status must be an HTTP error status (400-599), not %d", s.BlockStatus)

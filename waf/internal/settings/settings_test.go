@@ -45,6 +45,8 @@ func TestRejects(t *testing.T) {
 		"allowed_request_content_types: ['a/b; c=d']": "no parameters",
 		"body_limit_action: drop":                     "body_limit_action must be reject or partial",
 		"response_body_limit: 0":                      "response_body_limit must be a number of bytes above 0",
+		"body_limit: 1073741824":                      "body_limit must be a number of bytes from 1 to 1 GiB - 1",
+		"response_body_limit: 1073741824":             "response_body_limit must be a number of bytes above 0 and below 1 GiB",
 		"response_body_limit: true":                   "response_body_limit must be an integer",
 		"workers: 65":                                 "workers must be an integer from 1 to 64",
 		"workers: 1.5":                                "workers must be an integer",
