@@ -32,7 +32,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # Progress shows as it happens, also when the output goes to a pipe or a log.
 export PYTHONUNBUFFERED := 1
 
-.PHONY: images image-test container-mode-test waf-build setup image-venv tools render bench-render test lint unit translator-gate cluster-test cluster-suite waf-test traffic-test mutation molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
+.PHONY: images image-test container-mode-test waf-build setup image-venv tools render bench-render test lint unit fuzz translator-gate cluster-test cluster-suite waf-test traffic-test mutation molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -145,6 +145,14 @@ unit: $(STAMP) $(IMAGE_STAMP) tools $(WAF_BINARY)
 	  --ignore=tests/polycrate/test_container_mode.py
 	$(IMAGE_BIN)/pytest -n 2 -q $(IMAGE_TESTS)
 
+# Hostile configs, seeded (printed), bounded: about a minute (tools/fuzz.py). A find fails the run and prints
+# the config; keep it in tests/unit/fuzz_finds.jsonl. FUZZ_SEED=<n> reproduces a run.
+FUZZ_SEED ?=
+FUZZ_CASES ?= 4000
+FUZZ_SECONDS ?= 60
+fuzz: $(STAMP)
+	$(BIN)/python tools/fuzz.py $(if $(FUZZ_SEED),--seed $(FUZZ_SEED)) --cases $(FUZZ_CASES) --seconds $(FUZZ_SECONDS)
+
 # Only the translator gate (tests/translator, also part of `unit`): Envoy Gateway's own translator (egctl) over
 # the default config, every example and the coverage configs.
 translator-gate: $(STAMP) tools
@@ -188,9 +196,9 @@ traffic-test: $(STAMP) $(WAF_STAMP) tools $(WAF_BINARY)
 # follows the cluster tests.
 test: lint unit images
 	@log=$$(mktemp) && trap 'rm -f $$log' EXIT && \
-	  { $(MAKE) --no-print-directory -k waf-test traffic-test image-test mutation >$$log 2>&1 & } && side=$$! && \
+	  { $(MAKE) --no-print-directory -k waf-test traffic-test image-test mutation fuzz >$$log 2>&1 & } && side=$$! && \
 	  $(MAKE) --no-print-directory cluster-suite; suite=$$?; \
-	  wait $$side; src=$$?; echo "---- make waf-test traffic-test image-test mutation (ran beside the cluster suite) ----"; cat $$log; \
+	  wait $$side; src=$$?; echo "---- make waf-test traffic-test image-test mutation fuzz (ran beside the cluster suite) ----"; cat $$log; \
 	  test $$suite -eq 0 -a $$src -eq 0
 
 cluster-suite:

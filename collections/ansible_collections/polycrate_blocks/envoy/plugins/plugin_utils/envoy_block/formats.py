@@ -59,10 +59,13 @@ def chart_ref(value: str, registry: re.Pattern[str], repository: re.Pattern[str]
     if "://" in value:
         raise ValueError(f"only oci:// and https:// are fetched (helm refuses plain http); {CHART_FORMS}")
     path = (base or Path.cwd()) / value
-    if path.is_dir() and (path / "Chart.yaml").is_file():
-        return
-    if path.is_file() and path.name.endswith(".tgz"):
-        return
+    try:
+        if path.is_dir() and (path / "Chart.yaml").is_file():
+            return
+        if path.is_file() and path.name.endswith(".tgz"):
+            return
+    except OSError as exc:  # a name the filesystem refuses (too long, ...): not a chart either
+        raise ValueError(f"no chart can be at that path ({exc.strerror}); {CHART_FORMS}") from None
     raise ValueError(f"no chart directory or .tgz at {path}; {CHART_FORMS}")
 
 

@@ -155,8 +155,10 @@ def problems(text: str) -> list[str]:
             found.append(f"{at}: {match.group(1) if match else name} is not allowed: {REFUSED[name]}")
             continue
         if name not in DIRECTIVES:
-            word = statement.split()[0][:40] if statement.split() else ""
-            found.append(f"{at}: {word!r} is not a directive the WAF knows (SecRule, SecAction, SecRuleRemoveById...)")
+            word = statement.split()[0] if statement.split() else ""
+            # Only a word that looks like a directive is repeated: a line may hold anything (a URL, a token).
+            shown = repr(word) if re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]{0,39}", word) else "its first word"
+            found.append(f"{at}: {shown} is not a directive the WAF knows (SecRule, SecAction, SecRuleRemoveById...)")
             continue
         if not _quotes_closed(statement):
             found.append(f"{at}: a double quote is not closed")
