@@ -41,6 +41,18 @@ options:
     description: Seconds between two reads while waiting.
     type: int
     default: 1
+  rollouts:
+    description:
+      - One flag per object of O(definitions) (missing ones are false). A flagged Deployment must roll out (its new
+        spec observed, every replica updated and available, no old one left) before the next object is applied.
+      - Not in check mode.
+    type: list
+    elements: bool
+    default: []
+  rollout_timeout:
+    description: Seconds to wait for one flagged Deployment to roll out.
+    type: int
+    default: 300
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
 author:
@@ -90,7 +102,22 @@ def argspec() -> dict[str, Any]:
     args["wait_condition"] = {"type": "dict"}
     args["wait_timeout"] = {"type": "int", "default": 120}
     args["wait_sleep"] = {"type": "int", "default": 1}
+    args["rollouts"] = {"type": "list", "elements": "bool", "default": []}
+    args["rollout_timeout"] = {"type": "int", "default": 300}
     return args
+
+
+def rolled_out(obj: dict[str, Any]) -> bool:
+    """A Deployment whose current spec is observed and fully rolled out: every replica updated and available,
+    no old one left (what `kubectl rollout status` waits for)."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    replicas = int(spec.get("replicas", 1))
+    return (
+        int(status.get("observedGeneration", 0)) >= int((obj.get("metadata") or {}).get("generation", 0))
+        and int(status.get("updatedReplicas", 0)) == replicas
+        and int(status.get("availableReplicas", 0)) == replicas
+        and int(status.get("replicas", 0)) == replicas
+    )
 
 
 def comparable(obj: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -125,7 +152,7 @@ def main() -> None:
     try:
         svc = K8sService(get_api_client(module), module)
         dynamic = svc.client.client  # kubernetes.dynamic.DynamicClient, any version
-        for definition in params["definitions"]:
+        for index, definition in enumerate(params["definitions"]):
             meta = definition["metadata"]
             where = f"{definition['kind']} {'/'.join(filter(None, (meta.get('namespace'), meta['name'])))}"
             resource = svc.find_resource(definition["kind"], definition["apiVersion"], fail=True)
@@ -158,6 +185,20 @@ def main() -> None:
                         module.fail_json(
                             msg=f"{definition['kind']} {meta['name']} is not {wanted['type']}={wanted['status']} "
                             f"after {params['wait_timeout']} s",
+                            result={"results": results},
+                        )
+                    time.sleep(params["wait_sleep"])
+                    after = dynamic.get(resource, name=meta["name"], namespace=meta.get("namespace")).to_dict()
+            rollout = index < len(params["rollouts"]) and params["rollouts"][index]
+            if rollout and definition["kind"] == "Deployment" and not module.check_mode:
+                deadline = time.monotonic() + params["rollout_timeout"]
+                while not rolled_out(after):
+                    if time.monotonic() > deadline:
+                        module.fail_json(
+                            msg=f"Deployment {meta['name']} did not roll out in {params['rollout_timeout']} s (its "
+                            "pods do not become available with the new spec); nothing after it was applied, so "
+                            "what depends on it (the WAF's EnvoyExtensionPolicy) is not in the request path. "
+                            "Read its pods' logs (kubectl logs) and fix the config",
                             result={"results": results},
                         )
                     time.sleep(params["wait_sleep"])

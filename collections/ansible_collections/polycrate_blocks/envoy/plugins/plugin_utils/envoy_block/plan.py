@@ -70,6 +70,10 @@ class Step:
     phase: Phase
     obj: dict[str, Any]
     wait_condition: str | None = None
+    # A Deployment install lets roll out (the new spec observed, every replica updated and available) before it
+    # applies anything after it in plan order, when waits are on: what must not reach the request path before
+    # the pods behind it run (the WAF's Deployment before its EnvoyExtensionPolicy).
+    rollout: bool = False
 
     @property
     def kind(self) -> str:
@@ -121,6 +125,7 @@ class Plan:
                     "apply_rank": s.phase.apply_rank,
                     "delete_rank": s.phase.delete_rank,
                     "wait_condition": s.wait_condition,
+                    "rollout": s.rollout and bool(self.wait.get("enabled")),
                     "file": self.file_name(s),
                     "kind": s.kind,
                     "name": s.name,

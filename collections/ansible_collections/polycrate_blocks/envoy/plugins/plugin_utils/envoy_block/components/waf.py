@@ -266,13 +266,17 @@ def enforcement(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
 def build(config: Config) -> list[Step]:
     if not config.get("waf.enabled"):
         return []
+    # With the WAF's policy in the plan, install lets the Deployment roll out with the new settings before the
+    # EnvoyExtensionPolicy (Phase.POLICY, later) is applied: a WAF that cannot start is never put in the request
+    # path (fail-closed, every request would fail).
+    policy = bool(config.get("waf.default_policy.enabled"))
     steps = [
         Step(Phase.WAF, config_map(config)),
-        Step(Phase.WAF, deployment(config)),
+        Step(Phase.WAF, deployment(config), rollout=policy),
         Step(Phase.WAF, service(config)),
         Step(Phase.WAF, disruption_budget(config)),
     ]
-    if config.get("waf.default_policy.enabled"):
+    if policy:
         steps.append(Step(Phase.POLICY, extension_policy(config), wait_condition="Accepted"))
     if config.get("waf.enforce"):
         steps += admission.steps(enforcement(config))
