@@ -38,9 +38,25 @@ def _type(node: Mapping[str, Any]) -> str:
     return str(kind)
 
 
+def _limits(schema: Mapping[str, Any], node: Mapping[str, Any]) -> str:
+    """The bounds a leaf has (its own or config.bounded's): a range, a length, a count."""
+    kind = node.get("type")
+    if kind == "integer":
+        return f"{node['minimum']}..{node['maximum']}" if node.get("minimum", 0) >= 0 else f"≤ {node['maximum']}"
+    if kind == "string" and "maxLength" in node:
+        return f"≤ {node['maxLength']} chars"
+    if kind == "array":
+        items = config._resolve(schema, node.get("items", {}))
+        inner = _limits(schema, items) if items.get("type") in ("integer", "string") else ""
+        return f"≤ {node['maxItems']} items" + (f" of {inner}" if inner else "")
+    if kind == "object" and "maxProperties" in node:
+        return f"≤ {node['maxProperties']} keys"
+    return ""
+
+
 def _rows(
     schema: Mapping[str, Any], node: Mapping[str, Any], prefix: str, inherited: Mapping[str, Any] | None = None
-) -> Iterator[tuple[str, str, str, str]]:
+) -> Iterator[tuple[str, str, str, str, str]]:
     """One row per leaf; a parent's object default (e.g. image.controller) supplies its leaves' defaults."""
     node = config._resolve(schema, node)
     for name, raw_sub in node.get("properties", {}).items():
@@ -53,7 +69,7 @@ def _rows(
             default = json.dumps(sub["default"]) if "default" in sub else ""
             if len(default) > 60:
                 default = "see config.schema.json"
-            yield path, _type(sub), f"`{default}`" if default else "", sub.get("description", "")
+            yield path, _type(sub), f"`{default}`" if default else "", _limits(schema, sub), sub.get("description", "")
             items = sub.get("items")
             if isinstance(items, Mapping) and "properties" in config._resolve(schema, items):
                 yield from _rows(schema, items, f"{path}[].")
@@ -64,9 +80,9 @@ def _rows(
 
 def reference_table() -> str:
     schema = config.load_schema()
-    lines = ["| key | type | default | description |", "|---|---|---|---|"]
-    for path, kind, default, description in _rows(schema, schema, ""):
-        lines.append(f"| `{path}` | {kind} | {default} | {description} |")
+    lines = ["| key | type | default | limits | description |", "|---|---|---|---|---|"]
+    for path, kind, default, bounds, description in _rows(schema, schema, ""):
+        lines.append(f"| `{path}` | {kind} | {default} | {bounds} | {description} |")
     return "\n".join(lines)
 
 

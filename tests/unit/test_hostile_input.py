@@ -11,9 +11,10 @@ class it found).
 5. Cost: alias bombs, huge lists and values are refused within bounds; messages cap repeated values.
 6. Credentials in any URL are refused and never echoed.
 
-Mutation checks (tools/mutate.py): hostile-int32-rule (config.bounded fills no maximum), hostile-prune
-(load reports shape problems alone), hostile-url-credentials (generic_problems skips URLs), hostile-alias-cap
-(inputs.MAX_NODES unbounded) each turn their tests here red.
+Mutation checks (tools/mutate.py): hostile-int32-rule (config.bounded fills no int32 maximum), hostile-prune
+(the values the shape refused stay in, so components trip and are skipped), hostile-url-credentials
+(generic_problems skips URLs), hostile-yaml-bounds (the loader counts nothing), hostile-extra-directives (no
+structural check) each turn their tests here red.
 """
 
 from __future__ import annotations
