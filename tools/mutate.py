@@ -212,7 +212,7 @@ MUTATIONS = (
         "            for parts in sorted(found, key=len, reverse=True):\n                _prune(raw, parts)",
         "            for parts in sorted(found, key=len, reverse=True):\n                pass",
         ("tests/unit/test_hostile_input.py",),
-        "hides_not",
+        "hides_no_other",
     ),
     Mutation(
         "hostile-url-credentials",
@@ -248,7 +248,7 @@ MUTATIONS = (
         '"maximum": 1073741823,\n              "default": 131072,',
         '"maximum": 2147483647,\n              "default": 131072,',
         ("tests/unit/test_waf_contract.py",),
-        "accepted_by_the_block",
+        "schema_bound",
     ),
     Mutation(
         "hostile-waf-rollout-gate",

@@ -5,8 +5,9 @@ the engine: the real CRS from ../shared/crs plus extra_directives, as startup do
 ConfigMap's waf.yaml. Accepted by the block => accepted by the binary.
 
 Bounded: a fixed number of examples, derandomized (the same draws every run, so a failure reproduces), no
-per-example deadline. Mutation check: tools/mutate.py `hostile-waf-body-limit` (the schema's 1 GiB bound on
-waf.body.limit back to int32) turns test_accepted_by_the_block_is_accepted_by_the_binary red.
+per-example deadline; and each integer at its schema bounds, named. Mutation check: tools/mutate.py
+`hostile-waf-body-limit` (the schema's bound on waf.body.limit back to int32) turns
+test_each_integer_at_its_schema_bound red.
 """
 
 from __future__ import annotations
@@ -130,6 +131,48 @@ def test_accepted_by_the_block_is_accepted_by_the_binary(waf: dict[str, Any], tm
     rendered = rendered_settings(waf)
     assume(rendered is not None)  # the examples counted are the ones the block accepts
     assert rendered is not None
+    done = binary_says(rendered, tmp_path)
+    assert done.returncode == 0, f"the block accepted waf: {waf!r} but envoy-waf refuses it: {done.stderr}"
+
+
+def _integer_bounds() -> list[tuple[str, dict[str, Any]]]:
+    """(id, waf section) for each integer among the WAF settings keys at its schema minimum and maximum (a list's
+    items as a one-item list), read from the schema: a looser bound there is drawn here at once."""
+    schema = config.load_schema()
+    cases: list[tuple[str, dict[str, Any]]] = []
+
+    def walk(node: dict[str, Any], parts: list[str]) -> None:
+        node = config._resolve(schema, node)
+        if node.get("type") == "array":
+            node, listed = config._resolve(schema, node["items"]), True
+        else:
+            listed = False
+        if node.get("type") == "integer":
+            for bound in ("minimum", "maximum"):
+                value: Any = [node[bound]] if listed else node[bound]
+                for part in reversed(parts):
+                    value = {part: value}
+                cases.append((f"{'.'.join(parts)}-{bound}", value))
+        for key, sub in node.get("properties", {}).items():
+            walk(sub, [*parts, key])
+
+    waf = schema["properties"]["waf"]["properties"]
+    for key in SETTINGS_KEYS:
+        walk(waf[key], [key])
+    return cases
+
+
+BOUNDS = _integer_bounds()
+
+
+@pytest.mark.parametrize("waf", [c[1] for c in BOUNDS], ids=[c[0] for c in BOUNDS])
+def test_each_integer_at_its_schema_bound(waf: dict[str, Any], tmp_path: Path) -> None:
+    """Every WAF integer at its schema's minimum and maximum: where the block accepts it, the binary does."""
+    if not WAF_BINARY.is_file():
+        pytest.fail(f"{WAF_BINARY} is missing: run `make waf-build`")
+    rendered = rendered_settings({"enabled": True, **waf})
+    if rendered is None:
+        return  # refused by one of the block's rules (e.g. max_size above limit): nothing reaches the binary
     done = binary_says(rendered, tmp_path)
     assert done.returncode == 0, f"the block accepted waf: {waf!r} but envoy-waf refuses it: {done.stderr}"
 
