@@ -74,6 +74,10 @@ def _guard(func: Callable[[Mapping[str, Any]], Any]) -> Callable[[Any], Any]:
             return func(inputs.untag(dict(block)))
         except config.ConfigError as exc:
             raise AnsibleFilterError(str(exc)) from None
+        except builder.BuildError as exc:  # the last resort: still the section it was building
+            raise AnsibleFilterError(
+                f"config.{exc.section}: building the plan failed ({exc}); a bug: report it"
+            ) from None
 
     wrapper.__name__ = func.__name__
     return wrapper

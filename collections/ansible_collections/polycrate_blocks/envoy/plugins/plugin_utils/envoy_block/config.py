@@ -308,6 +308,28 @@ def shape_problems(raw: Any, schema: Mapping[str, Any]) -> list[Problem]:
     return problems
 
 
+def _cut_oversized(value: Any, node: Mapping[str, Any], schema: Mapping[str, Any], parts: list[Any]) -> list[Problem]:
+    """Lists longer than their maxItems, reported and cut to it in place before the schema check: validating
+    10,000 listeners item by item costs seconds, and nothing after the limit would be used anyway."""
+    node = _resolve(schema, node)
+    problems: list[Problem] = []
+    if isinstance(value, list):
+        limit = node.get("maxItems")
+        if isinstance(limit, int) and len(value) > limit:
+            problems.append(Problem(_path(parts), f"{inputs.shown(value)} is too long: at most {limit} items"))
+            del value[limit:]
+        items = node.get("items")
+        if isinstance(items, Mapping):
+            for index, item in enumerate(value):
+                problems += _cut_oversized(item, items, schema, [*parts, index])
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            child = _child(node, key)
+            if isinstance(child, Mapping):
+                problems += _cut_oversized(item, child, schema, [*parts, key])
+    return problems
+
+
 def _prune(raw: Any, parts: list[Any]) -> None:
     """Remove the value at `parts` from `raw` (its nearest mapping key), so its default stands in for it."""
     keys = list(parts)
@@ -323,6 +345,15 @@ def _prune(raw: Any, parts: list[Any]) -> None:
             return
     if isinstance(node, dict):
         node.pop(keys[-1], None)
+
+
+def _parts(path: str) -> list[Any]:
+    """_path's inverse: config.a.b[2].c -> ["a", "b", 2, "c"] (keys with dots are not split back: good enough
+    for pruning, which stops at the nearest mapping key)."""
+    parts: list[Any] = []
+    for piece in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path.removeprefix("config")):
+        parts.append(piece[0] if piece[0] else int(piece[1]))
+    return parts
 
 
 def broken_paths(raw: Any, schema: Mapping[str, Any]) -> list[list[Any]]:
@@ -437,7 +468,8 @@ def load(block: Mapping[str, Any]) -> Config:
     if not isinstance(raw_config, Mapping):
         raise ConfigError([Problem("config", f"must be a mapping, got {type(raw_config).__name__}")])
     raw = _drop_nulls(dict(raw_config))
-    problems = refused + shape_problems(raw, schema)
+    oversized = _cut_oversized(raw, schema, schema, [])
+    problems = refused + oversized + shape_problems(raw, schema)
     block_name = str(block.get("name") or "envoy")
     if not _BLOCK_NAME.match(block_name):
         problems.append(
@@ -452,7 +484,9 @@ def load(block: Mapping[str, Any]) -> Config:
     if problems:
         # Every other rule still runs: on the config without the values the shape refused.
         raw = copy.deepcopy(raw)
-        broken = [problem.path for problem in refused]
+        broken = [problem.path for problem in [*refused, *oversized]]
+        for problem in oversized:  # cut to the limit, but still not what the user meant: left out
+            _prune(raw, _parts(problem.path))
         for _ in range(4):  # pruning a required key breaks its mapping: that goes next, up to the section
             found = broken_paths(raw, schema)
             if not found:
