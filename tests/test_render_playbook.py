@@ -266,3 +266,24 @@ def test_values_json_cannot_hold_fail_by_path_and_remove_stale(tmp_path: Path) -
     assert "Traceback" not in result.stdout + result.stderr
     assert not (artifacts / "manifests").exists()
     assert not (artifacts / "plan.yaml").exists()
+
+
+def test_render_asks_the_waf_compiler_and_removes_stale(tmp_path: Path) -> None:
+    """extra_directives only the WAF's compiler refuses (an unknown transformation): render asks envoy-waf
+    --check (waf/bin/envoy-waf), fails at config.waf.extra_directives and removes the previous render."""
+    if not (ROOT / "waf/bin/envoy-waf").is_file():
+        pytest.fail("waf/bin/envoy-waf is missing: run `make waf-build`")
+    artifacts = tmp_path / "artifacts"
+    assert run_render(tmp_path, {}, artifacts).returncode == 0
+    cfg = {
+        "default_gateway": {"enabled": True, "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}]},
+        "waf": {
+            "enabled": True,
+            "default_policy": {"enabled": True},
+            "extra_directives": 'SecRule ARGS "@rx a" "id:10001,phase:2,deny,t:nosuchtransformation"',
+        },
+    }
+    result = run_render(tmp_path, cfg, artifacts)
+    assert result.returncode != 0
+    assert "config.waf.extra_directives: the WAF refuses these settings" in result.stdout, result.stdout
+    assert not (artifacts / "manifests").exists()

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_action import (
     BlockAction,
     config_failure,
@@ -21,18 +20,6 @@ from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block
     waf_check,
 )
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block.model import Problem
-
-
-def _waf_problems(plan: Any) -> list[Problem]:
-    """The WAF's own compiler on its rendered settings, when they carry extra directives and the binary is at
-    hand (waf_check): the structural check already ran in validation."""
-    for step in plan.steps:
-        data = step.obj.get("data") or {}
-        if step.kind == "ConfigMap" and "waf.yaml" in data:
-            settings = yaml.safe_load(data["waf.yaml"])
-            if settings.get("extra_directives"):
-                return waf_check.problems(data["waf.yaml"], "config.waf.extra_directives")
-    return []
 
 
 class ActionModule(BlockAction):
@@ -64,7 +51,7 @@ class ActionModule(BlockAction):
             try:
                 plan = builder.plan_from_block(block)
                 section = "config.waf.extra_directives"
-                if found := _waf_problems(plan):
+                if found := waf_check.plan_problems(plan.steps):
                     raise config.ConfigError(found)
                 section = "config"
                 files = render.files(plan)

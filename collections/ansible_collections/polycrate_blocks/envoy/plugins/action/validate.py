@@ -9,7 +9,7 @@ from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_actio
     config_failure,
     lowercased_key_warnings,
 )
-from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import builder, config
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import builder, config, waf_check
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block.components import waf
 
 
@@ -19,7 +19,9 @@ class ActionModule(BlockAction):
     def act(self, block: dict[str, Any]) -> dict[str, Any]:
         try:
             loaded = config.load(block)
-            builder.build_plan(loaded)  # the limits on what it derives (names, ConfigMap size: limits.py)
+            plan = builder.build_plan(loaded)  # the limits on what it derives (names, ConfigMap size: limits.py)
+            if self._task.args.get("apply") and (found := waf_check.plan_problems(plan.steps)):
+                raise config.ConfigError(found)  # the WAF's own compiler, before install applies anything
         except config.ConfigError as exc:
             return config_failure(exc, "nothing was changed")
         except builder.BuildError as exc:

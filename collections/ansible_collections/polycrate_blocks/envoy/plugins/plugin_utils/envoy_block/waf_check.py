@@ -20,6 +20,7 @@ from .model import Problem
 from .paths import BLOCK_ROOT
 
 TIMEOUT = 120  # seconds: the CRS compiles in a few
+CONFIG_FILE = "waf.yaml"  # components/waf.CONFIG_FILE (components are not imported here: arrows point down)
 
 
 def binary() -> Path | None:
@@ -73,3 +74,15 @@ def problems(settings_yaml: str, path: str = "config.waf", tool: Path | None = N
         return []
     said = " ".join(done.stderr.replace(str(file), "waf.yaml").split())[:400] or f"exit {done.returncode}"
     return [Problem(path, f"the WAF refuses these settings ({said}); it would not start: fix the key it names")]
+
+
+def plan_problems(steps: Any) -> list[Problem]:
+    """The binary's verdict on the WAF settings a plan renders (its steps), when they carry extra directives
+    (the structural check already ran in validation): what render and install ask before writing or applying."""
+    for step in steps:
+        data = step.obj.get("data") or {}
+        if step.kind == "ConfigMap" and CONFIG_FILE in data:
+            settings = yaml.safe_load(data[CONFIG_FILE])
+            if isinstance(settings, dict) and settings.get("extra_directives"):
+                return problems(data[CONFIG_FILE], "config.waf.extra_directives")
+    return []
