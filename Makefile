@@ -148,7 +148,7 @@ unit: $(STAMP) $(IMAGE_STAMP) tools $(WAF_BINARY)
 # Hostile configs, seeded (printed), bounded: about a minute (tools/fuzz.py). A find fails the run and prints
 # the config; keep it in tests/unit/fuzz_finds.jsonl. FUZZ_SEED=<n> reproduces a run.
 FUZZ_SEED ?=
-FUZZ_CASES ?= 4000
+FUZZ_CASES ?= 10000
 FUZZ_SECONDS ?= 60
 fuzz: $(STAMP)
 	$(BIN)/python tools/fuzz.py $(if $(FUZZ_SEED),--seed $(FUZZ_SEED)) --cases $(FUZZ_CASES) --seconds $(FUZZ_SECONDS)

@@ -199,7 +199,7 @@ def revive(value: Any) -> Any:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=None, help="random seed (default: a new one, printed)")
-    parser.add_argument("--cases", type=int, default=4000, help="at most this many configs")
+    parser.add_argument("--cases", type=int, default=10000, help="at most this many configs")
     parser.add_argument("--seconds", type=float, default=60.0, help="stop after this long")
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
