@@ -399,3 +399,9 @@ def test_credentials_in_urls_are_refused_and_never_echoed(url: str, tmp_path: Pa
 def test_a_render_never_holds_chart_auth() -> None:
     plan = builder.plan_from_block(block({"chart": {"auth": {"username": "robot", "password": SECRET}}}))
     assert SECRET not in "".join(render.files(plan).values())
+
+
+def test_polycrates_own_block_metadata_is_not_judged() -> None:
+    """Only config values are refused for their YAML type: a date elsewhere in Polycrate's block is made plain."""
+    found = config.load({"name": "envoy", "version": "0.1.0", "created": datetime.date(2024, 1, 1), "config": {}})
+    assert found.block_name == "envoy"

@@ -160,13 +160,16 @@ def untag(value: Any) -> Any:
 
 def plain(block: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
     """The block variable as plain JSON data, and a problem for each value YAML typed that JSON cannot hold
-    (an unquoted date, !!binary, a set) or no key takes (.inf, .nan), at its path: never a traceback. Such a
-    value is left out (None), so the rest of the config is still checked."""
+    (an unquoted date, !!binary, a set) or no key takes (.inf, .nan), at its config path: never a traceback.
+    Such a value is left out (None), so the rest of the config is still checked."""
     problems: list[Problem] = []
 
     def convert(value: Any, parts: list[Any]) -> Any:
         if value is None or isinstance(value, bool):
             return value
+        if parts[:1] != ["config"] and parts and not isinstance(value, (str, int, float, Mapping, list, tuple)):
+            # Outside the config (Polycrate's own block metadata) nothing is judged: only made plain.
+            return value.isoformat() if isinstance(value, (datetime.date, datetime.datetime)) else str(value)
         if isinstance(value, str):
             return str(value)
         if isinstance(value, int):
