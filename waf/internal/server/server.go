@@ -79,7 +79,9 @@ func New(s settings.Settings, w *audit.Writer, m *Metrics) (*WAF, error) {
 	warmUp(engine, s.InspectResponse)
 	slots := s.BodyInspections
 	if slots == 0 {
-		slots = max(1, runtime.GOMAXPROCS(0)-1)
+		// One body per P: bodies keep every core busy, and a headers-only request waits behind at most
+		// that many goroutines (a scheduling slice each), not behind every body in flight.
+		slots = runtime.GOMAXPROCS(0)
 	}
 	return &WAF{Settings: s, Engine: engine, Audit: w, Metrics: m, lane: make(chan struct{}, slots)}, nil
 }

@@ -77,8 +77,8 @@ type Settings struct {
 	// A multipart body with more parts is refused (413) before the engine: Coraza's SecArgumentsLimit does
 	// not count multipart parts, and each part costs the CRS about half a millisecond of CPU.
 	MaxMultipartParts int `json:"max_multipart_parts"`
-	// Request bodies inspected at once (0: GOMAXPROCS-1, at least 1): headers-only requests never wait
-	// behind bodies, so a burst of expensive bodies cannot starve them.
+	// Request bodies inspected at once (0: GOMAXPROCS): headers-only requests never wait for a slot, so a
+	// burst of expensive bodies cannot starve them.
 	BodyInspections int `json:"body_inspections"`
 	// How long a body may wait for an inspection slot before it is refused (503, fail-closed).
 	BodyQueueTimeoutMS int `json:"body_queue_timeout_ms"`
@@ -320,7 +320,7 @@ func (s Settings) Check() error {
 		return fmt.Errorf("max_multipart_parts must be an integer from 1 to %d, not %d", MaxArguments, s.MaxMultipartParts)
 	}
 	if s.BodyInspections < 0 || s.BodyInspections > MaxWorkers {
-		return fmt.Errorf("body_inspections must be an integer from 1 to %d (0: one less than workers), not %d", MaxWorkers, s.BodyInspections)
+		return fmt.Errorf("body_inspections must be an integer from 1 to %d (0: as many as workers), not %d", MaxWorkers, s.BodyInspections)
 	}
 	if s.BodyQueueTimeoutMS < 1 || s.BodyQueueTimeoutMS > 600000 {
 		return fmt.Errorf("body_queue_timeout_ms must be an integer from 1 to 600000, not %d", s.BodyQueueTimeoutMS)
