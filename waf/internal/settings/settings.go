@@ -80,7 +80,9 @@ type Settings struct {
 	// Request bodies inspected at once (0: GOMAXPROCS): headers-only requests never wait for a slot, so a
 	// burst of expensive bodies cannot starve them.
 	BodyInspections int `json:"body_inspections"`
-	// How long a body may wait for an inspection slot before it is refused (503, fail-closed).
+	// How long a body may wait for an inspection slot before it is refused (503, fail-closed). A backstop:
+	// Envoy's message timeout (the block's default 250ms) usually ends the wait first, and the body is
+	// then dropped uninspected with its stream, Envoy answering per its failure mode.
 	BodyQueueTimeoutMS int `json:"body_queue_timeout_ms"`
 }
 
@@ -100,7 +102,7 @@ func Defaults() Settings {
 		Listen:                     "0.0.0.0:9002",
 		MetricsPort:                9090,
 		MaxMultipartParts:          500,
-		BodyQueueTimeoutMS:         5000,
+		BodyQueueTimeoutMS:         30000,
 	}
 }
 

@@ -316,11 +316,8 @@ def main() -> int:
         baseline = os.environ.get("BENCH_BASELINE", "")
         builds = [("ours", "")] + ([("baseline", baseline)] if baseline else [])
         for name, binary in builds:
-            # GOMAXPROCS: the runtime's default, as in the pod. Ours waits up to a minute for a body inspection
-            # slot (default 5 s): 16 connections of 800-field bodies on a loaded machine queue longer, and the
-            # bench measures inspection, not refusal. (A baseline build may not know the setting.)
-            extra: dict[str, Any] = {} if binary else {"body_queue_timeout_ms": 60000}
-            waf = WAFProcess(crs, workers=0, binary=binary or None, **extra)
+            # GOMAXPROCS: the runtime's default, as in the pod
+            waf = WAFProcess(crs, workers=0, binary=binary or None)
             wafs.append(waf)
             targets.append(Target(name, EnvoyProcess(backend.port, waf.port, message_timeout="30s"), waf))
             if name == "ours":
