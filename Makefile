@@ -221,10 +221,13 @@ waf-demo: $(WAF_STAMP) $(WAF_BINARY)
 crs-corpus: $(WAF_STAMP) $(WAF_BINARY)
 	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.corpus --crs ../../shared/crs/v4.28.0 --floor 1.0
 
-# Side-by-side benchmark (wrk from Debian: installed here when missing). A report, not a gate.
-bench-waf: $(WAF_STAMP) $(WAF_BINARY)
+# Side-by-side benchmark on issue 26's shapes (wrk from Debian: installed here when missing), in a network
+# namespace of its own; BENCH_BASELINE=/path/to/envoy-waf adds another build to the same interleaved run.
+# A report with profiles in waf/bench-results/, not a gate.
+bench-waf: $(WAF_STAMP) $(WAF_BINARY) | $(LIBRE2)
 	@command -v wrk >/dev/null || apt-get install -y -q wrk >/dev/null
-	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.bench
+	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src:$(CURDIR) unshare -n $(WAF_BIN)/python -m tests.traffic.netns \
+	  $(WAF_BIN)/python -m envoy_waf.bench
 
 clean:
 	rm -rf $(ARTIFACTS) .pytest_cache .mypy_cache .ruff_cache

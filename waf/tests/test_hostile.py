@@ -6,6 +6,7 @@ blocking; its memory stays bounded over repeated abuse. Bodies past the inspecti
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -159,6 +160,75 @@ def test_memory_bounded_under_64_concurrent_bodies(backend: Backend, crs: str) -
             )
         assert set(statuses) == {200}, statuses
         assert _peak_rss_kib(waf.process.pid) < 240 * 1024
+    finally:
+        envoy.stop()
+        waf.stop()
+
+
+def _multipart(parts: int, last: str) -> tuple[bytes, dict[str, str]]:
+    """A multipart form of `parts` small fields and one more holding `last` (about 65 bytes a part)."""
+    fields = [f'--HB\r\nContent-Disposition: form-data; name="f{i:04d}"\r\n\r\nvalue{i:04d}\r\n' for i in range(parts)]
+    fields.append(f'--HB\r\nContent-Disposition: form-data; name="last"\r\n\r\n{last}\r\n')
+    body = ("".join(fields) + "--HB--\r\n").encode()
+    return body, {"Content-Type": "multipart/form-data; boundary=HB"}
+
+
+def _burst(envoy: EnvoyProcess, body: bytes, headers: dict[str, str], waf: WAFProcess) -> tuple[set[int], list[int]]:
+    """32 clients sending `body` over and over while benign GETs (and one SQLi GET) are timed through the same
+    Envoy: returns the hostile requests' statuses and the GETs' statuses."""
+    stop = threading.Event()
+    hostile: set[int] = set()
+
+    def attack() -> None:
+        while not stop.is_set():
+            try:
+                hostile.add(request(envoy.port, "POST", "/upload", body, headers)[0])
+            except OSError:
+                hostile.add(0)
+
+    threads = [threading.Thread(target=attack, daemon=True) for _ in range(32)]
+    for t in threads:
+        t.start()
+    try:
+        time.sleep(1.0)  # the burst is on: every hostile client has a request in flight
+        benign = []
+        for _ in range(8):
+            benign.append(request(envoy.port, "GET", "/search?q=envoy+gateway")[0])
+            time.sleep(0.1)
+        benign.append(request(envoy.port, "GET", SQLI)[0])
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=30)
+    assert waf.process.poll() is None, waf.output()[-2000:]
+    return hostile, benign
+
+
+def test_hostile_multipart_burst_does_not_starve_benign_requests(backend: Backend, crs: str) -> None:
+    """Issue 26: 32 concurrent 1,500-part multipart bodies (~97 KB each; about 0.7 s of CPU each if the CRS
+    inspected every part) turned every request, benign included, into a 504. Now each is refused (413)
+    before the engine, benign GETs are answered within Envoy's message timeout, the process stays under its
+    container limit (240 MiB, soft limit 192 MiB), and then bodies just under the parts limit (each still
+    costly, an attack in the last part) are inspected one at a time beside the GETs: the attack is never
+    passed (403, or 503/504 when no inspection slot came in time), the GETs still answered.
+
+    Mutation: body_inspections 32 (every body at once, no lane) -> red (a GET 504s in the second burst)."""
+    waf = WAFProcess(crs, env={"GOMEMLIMIT": "192MiB"}, workers=2)
+    envoy = EnvoyProcess(backend.port, waf.port, message_timeout="2s")
+    try:
+        body, headers = _multipart(1499, "<script>alert(1)</script>")
+        assert 95_000 < len(body) < 100_000, len(body)
+        hostile, benign = _burst(envoy, body, headers, waf)
+        assert hostile == {413}, hostile
+        assert benign == [200] * 8 + [403], benign
+        body, headers = _multipart(499, "<script>alert(1)</script>")
+        hostile, benign = _burst(envoy, body, headers, waf)
+        assert hostile, "no hostile request was answered"
+        assert hostile <= {403, 503, 504}, hostile
+        assert benign == [200] * 8 + [403], benign
+        assert _peak_rss_kib(waf.process.pid) < 240 * 1024
+        refusals = [e for e in waf.events() if e["action"] == "refused"]
+        assert any("1500 parts" in e["messages"][0] for e in refusals), refusals[:3]
     finally:
         envoy.stop()
         waf.stop()

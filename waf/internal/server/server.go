@@ -15,10 +15,14 @@
 package server
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -57,6 +61,9 @@ type WAF struct {
 	Engine   coraza.WAF
 	Audit    *audit.Writer
 	Metrics  *Metrics
+	// lane holds a token per request body under inspection (body_inspections): bodies wait for a slot,
+	// headers-only requests never do, so a burst of expensive bodies leaves CPU for everything else.
+	lane chan struct{}
 }
 
 // New loads the rules. It fails when a directive does not parse or a rule file is missing.
@@ -70,7 +77,13 @@ func New(s settings.Settings, w *audit.Writer, m *Metrics) (*WAF, error) {
 		return nil, fmt.Errorf("loading the rules: %w", err)
 	}
 	warmUp(engine, s.InspectResponse)
-	return &WAF{Settings: s, Engine: engine, Audit: w, Metrics: m}, nil
+	slots := s.BodyInspections
+	if slots == 0 {
+		// One body per P: bodies keep every core busy, and a headers-only request waits behind at most
+		// that many goroutines (a scheduling slice each), not behind every body in flight.
+		slots = runtime.GOMAXPROCS(0)
+	}
+	return &WAF{Settings: s, Engine: engine, Audit: w, Metrics: m, lane: make(chan struct{}, slots)}, nil
 }
 
 // warmUp runs a few requests through the engine before the service takes traffic: the first transactions
@@ -112,7 +125,7 @@ var (
 
 // Process is the gRPC method: each message in, at most one response out, until the verdict is out.
 func (w *WAF) Process(stream extproc.ExternalProcessor_ProcessServer) (err error) {
-	st := &exchange{waf: w}
+	st := &exchange{waf: w, ctx: stream.Context()}
 	defer st.close()
 	defer func() {
 		// A bug in the engine or here must not take the process down, nor let the request pass: the
@@ -153,11 +166,13 @@ func (w *WAF) Process(stream extproc.ExternalProcessor_ProcessServer) (err error
 type request struct {
 	method, path, id, client string
 	xml                      bool
+	boundary                 string // a multipart body's boundary
 }
 
 // exchange is one stream: the request, its transaction and the state of the body.
 type exchange struct {
 	waf      *WAF
+	ctx      context.Context // the stream's: done when Envoy gave up on it
 	tx       types.Transaction
 	req      *request
 	body     []byte
@@ -246,6 +261,17 @@ func (x *exchange) on(msg *extproc.ProcessingRequest) *extproc.ProcessingRespons
 				return x.decided(x.refuse(reason))
 			}
 		}
+		if x.req.boundary != "" {
+			if n := parts(x.body, x.req.boundary); n > w.Settings.MaxMultipartParts {
+				reason := fmt.Sprintf("Multipart body of %d parts; at most %d are inspected", n, w.Settings.MaxMultipartParts)
+				return x.decided(x.refuseWith(413, reason, "waf_too_many_parts"))
+			}
+		}
+		release, refused := x.admit()
+		if refused != nil {
+			return x.decided(refused)
+		}
+		defer release()
 		return x.decided(x.requestVerdict(x.body, continueBody))
 	case *extproc.ProcessingRequest_ResponseHeaders:
 		if x.tx == nil || x.req == nil || !w.Settings.InspectResponse {
@@ -314,6 +340,9 @@ func (x *exchange) requestHeaders(h *extproc.HttpHeaders, attrs map[string]*stru
 			req.id = headerValue(hv)
 		case "content-type":
 			req.xml = req.xml || xmlguard.IsXML(headerValue(hv))
+			if media, params, err := mime.ParseMediaType(headerValue(hv)); err == nil && strings.HasPrefix(media, "multipart/") {
+				req.boundary = params["boundary"]
+			}
 		}
 	}
 	client, clientPort := address(attrs, "source.address", "source.port")
@@ -464,9 +493,41 @@ func (x *exchange) judge(it *types.Interruption, evaluationRule int, phase strin
 	return action
 }
 
+// parts counts a multipart body's parts: the boundary delimiters in it, less the closing one. A
+// delimiter inside a part's content counts too, so the count errs high (refusing, never admitting more).
+func parts(body []byte, boundary string) int {
+	return max(0, bytes.Count(body, []byte("--"+boundary))-1)
+}
+
+// admit waits for a body inspection slot: at most body_queue_timeout_ms, and not past the stream's end.
+// Refused (503, fail-closed) when none came: the body is never passed uninspected. The caller releases
+// the slot when the verdict is out.
+func (x *exchange) admit() (release func(), refused *extproc.ProcessingResponse) {
+	w := x.waf
+	select {
+	case w.lane <- struct{}{}: // a free slot: no timer
+		return func() { <-w.lane }, nil
+	default:
+	}
+	timer := time.NewTimer(time.Duration(w.Settings.BodyQueueTimeoutMS) * time.Millisecond)
+	defer timer.Stop()
+	select {
+	case w.lane <- struct{}{}:
+		return func() { <-w.lane }, nil
+	case <-timer.C:
+	case <-x.ctx.Done(): // Envoy gave up (message timeout, client gone): the answer goes nowhere
+	}
+	return nil, x.refuseWith(503, "No body inspection slot free in time; request refused", "waf_busy")
+}
+
 // refuse is the 400 for an XML body the engine must not parse, in block and detect mode alike: parsing
 // it is what the guard prevents, so detection-only cannot look at it either.
 func (x *exchange) refuse(reason string) *extproc.ProcessingResponse {
+	return x.refuseWith(400, reason, "waf_body_refused")
+}
+
+// refuseWith refuses the request before the engine: one audit line with the reason, the status given.
+func (x *exchange) refuseWith(code int, reason, details string) *extproc.ProcessingResponse {
 	x.waf.Metrics.decision("refused")
 	x.waf.Audit.Decision(audit.Line{
 		Action:    "refused",
@@ -477,7 +538,7 @@ func (x *exchange) refuse(reason string) *extproc.ProcessingResponse {
 		RuleIDs:   []int{},
 		Messages:  []string{reason},
 	})
-	return x.immediate(400, reason, "waf_body_refused")
+	return x.immediate(code, reason, details)
 }
 
 func (x *exchange) immediate(code int, what, details string) *extproc.ProcessingResponse {

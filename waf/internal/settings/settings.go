@@ -24,6 +24,10 @@ const CRSVersion = "4.28.0"
 // MaxWorkers bounds `workers` (GOMAXPROCS): far more than a node's CPUs only costs scheduling.
 const MaxWorkers = 64
 
+// MaxArguments is the engine's SecArgumentsLimit (a request reaching it is refused, rules 200004/200005),
+// and the most max_multipart_parts may be.
+const MaxArguments = 1000
+
 // RESTMethods is the default allowed_methods: CRS's own default is GET HEAD POST OPTIONS; a WAF in front
 // of REST APIs passes their verbs too.
 var RESTMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
@@ -70,6 +74,16 @@ type Settings struct {
 	Listen            string `json:"listen"`
 	MetricsPort       int    `json:"metrics_port"`
 	Workers           int    `json:"workers"` // GOMAXPROCS; 0: the runtime's default (the container's CPU quota)
+	// A multipart body with more parts is refused (413) before the engine: Coraza's SecArgumentsLimit does
+	// not count multipart parts, and each part costs the CRS about half a millisecond of CPU.
+	MaxMultipartParts int `json:"max_multipart_parts"`
+	// Request bodies inspected at once (0: GOMAXPROCS): headers-only requests never wait for a slot, so a
+	// burst of expensive bodies cannot starve them.
+	BodyInspections int `json:"body_inspections"`
+	// How long a body may wait for an inspection slot before it is refused (503, fail-closed). A backstop:
+	// Envoy's message timeout (the block's default 250ms) usually ends the wait first, and the body is
+	// then dropped uninspected with its stream, Envoy answering per its failure mode.
+	BodyQueueTimeoutMS int `json:"body_queue_timeout_ms"`
 }
 
 // Defaults are the settings of an empty file (crs_dir aside).
@@ -87,6 +101,8 @@ func Defaults() Settings {
 		BlockStatus:                403,
 		Listen:                     "0.0.0.0:9002",
 		MetricsPort:                9090,
+		MaxMultipartParts:          500,
+		BodyQueueTimeoutMS:         30000,
 	}
 }
 
@@ -113,6 +129,9 @@ var fields = map[string]field{
 	"listen":                        str(func(s *Settings) *string { return &s.Listen }),
 	"metrics_port":                  integer(func(s *Settings) *int { return &s.MetricsPort }),
 	"workers":                       integer(func(s *Settings) *int { return &s.Workers }),
+	"max_multipart_parts":           integer(func(s *Settings) *int { return &s.MaxMultipartParts }),
+	"body_inspections":              integer(func(s *Settings) *int { return &s.BodyInspections }),
+	"body_queue_timeout_ms":         integer(func(s *Settings) *int { return &s.BodyQueueTimeoutMS }),
 }
 
 // Keys are the known settings keys, sorted.
@@ -300,6 +319,15 @@ func (s Settings) Check() error {
 	if s.Workers < 0 || s.Workers > MaxWorkers {
 		return fmt.Errorf("workers must be an integer from 1 to %d, not %d", MaxWorkers, s.Workers)
 	}
+	if s.MaxMultipartParts < 1 || s.MaxMultipartParts > MaxArguments {
+		return fmt.Errorf("max_multipart_parts must be an integer from 1 to %d, not %d", MaxArguments, s.MaxMultipartParts)
+	}
+	if s.BodyInspections < 0 || s.BodyInspections > MaxWorkers {
+		return fmt.Errorf("body_inspections must be an integer from 1 to %d (0: as many as workers), not %d", MaxWorkers, s.BodyInspections)
+	}
+	if s.BodyQueueTimeoutMS < 1 || s.BodyQueueTimeoutMS > 600000 {
+		return fmt.Errorf("body_queue_timeout_ms must be an integer from 1 to 600000, not %d", s.BodyQueueTimeoutMS)
+	}
 	if _, err := os.Stat(filepath.Join(s.CRSDir, "rules", "REQUEST-901-INITIALIZATION.conf")); err != nil {
 		return fmt.Errorf("crs_dir %s: no CRS rules/ there", s.CRSDir)
 	}
@@ -331,7 +359,7 @@ func (s Settings) Directives() (string, error) {
 		fmt.Sprintf("SecRequestBodyLimit %d", s.BodyLimit+1),
 		fmt.Sprintf("SecRequestBodyInMemoryLimit %d", s.BodyLimit+1),
 		"SecRequestBodyLimitAction ProcessPartial",
-		"SecArgumentsLimit 1000",
+		fmt.Sprintf("SecArgumentsLimit %d", MaxArguments),
 		// Skip a regex on input that cannot match (too short, a required literal missing): the same
 		// verdicts, far less CPU on large bodies.
 		"SecRxPreFilter On",

@@ -52,6 +52,10 @@ func TestRejects(t *testing.T) {
 		"workers: 1.5":                                "workers must be an integer",
 		"exclude_rule_tags: ['a\"b']":                 "is not a rule tag",
 		"block_status: 200":                           "block_status must be an HTTP error status",
+		"max_multipart_parts: 0":                      "max_multipart_parts must be an integer from 1 to 1000",
+		"max_multipart_parts: 1001":                   "max_multipart_parts must be an integer from 1 to 1000",
+		"body_inspections: -1":                        "body_inspections must be an integer from 1 to 64",
+		"body_queue_timeout_ms: 0":                    "body_queue_timeout_ms must be an integer from 1 to 600000",
 	}
 	for doc, want := range cases {
 		_, err := Parse([]byte("crs_dir: " + dir + "\n" + doc + "\n"))

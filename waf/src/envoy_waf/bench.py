@@ -1,22 +1,30 @@
-"""`make bench-waf`: one run on this machine, side by side, loopback only, bounded duration.
+"""`make bench-waf`: one interleaved run on this machine, loopback only (in a network namespace of its own
+when started by make), bounded duration; a report, not a gate.
 
-Envoy -> backend vs Envoy + the WAF (the Go service, one process) -> backend, for a GET and for a 16 KiB
-JSON POST: requests/s and added p50 at 1 and 16 connections (wrk), the WAF's CPU per request next to the
-engine alone on the same request (a Go benchmark through Coraza in-process, `go test -bench`, CPU time),
-and the WAF's RSS. The backend is a second Envoy answering with a direct response, so it is not the
-bottleneck. Prints a table and whether each target of issue 18 is met; it reports, it does not gate.
+The shapes are issue 26's (defined once, in waf/internal/server's Go benchmarks, and written out for this
+run): an 11-header browser GET, a 16 KiB JSON array of 200 records {id, name, email, active} (800
+arguments), the same 800 fields as a form, and one 128 KiB JSON field. For each shape, in one run and
+interleaved (A-B-B-A by round), at 16 connections (wrk): Envoy direct (a second Envoy answers 200, never the
+bottleneck), Envoy + this WAF with one ext_proc stream per connection (as the block configures it), the same
+with HTTP/2 multiplexing to the WAF, and, with $BENCH_BASELINE naming another envoy-waf binary, that build
+on the same settings. Reported: req/s, p50 and p99, the WAF's CPU per request, the engine alone on the same
+bytes (Go benchmark, CPU time), and ratios between them. The engine's CPU profiles per shape and the
+matcher comparison (RE2 for every input, shipped, against Go's regexp below 256 bytes, each with and
+without the literal prefilter) are saved beside the report in waf/bench-results/<time>/ (gitignored).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +34,16 @@ from . import reaper
 from .testbed import HCM_TYPE, ROUTER_TYPE, EnvoyProcess, WAFProcess, free_port
 
 DURATION = os.environ.get("BENCH_DURATION", "5s")
+# An 800-field body costs the engine a fifth of a second: at 16 connections a shorter run completes few.
+BODY_DURATION = os.environ.get("BENCH_BODY_DURATION", "15s")
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
+CONNECTIONS = 16
 TICKS = os.sysconf("SC_CLK_TCK")
 HOST = "bench.example.com"
 URL = "http://127.0.0.1:"
-PATH = "/bench?q=hello"
+WAF_DIR = Path(__file__).resolve().parents[2]
+SHAPES = ("GET", "JSON800", "Form800", "Body128K")
+VARIANTS = ("shipped", "go-below-256", "shipped-no-prefilter", "go-below-256-no-prefilter")
 
 
 class DirectResponseBackend:
@@ -121,29 +135,63 @@ def _percentile(out: str, pct: int) -> float:
     return float(match.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[match.group(2)]
 
 
-def json_body() -> bytes:
-    """The 16 KiB JSON POST: an API document of 18 records with a prose field each (about 100 arguments);
-    the same bytes go to the engine-alone benchmark ($WAF_BENCH_JSON)."""
-    text = ("Widgets ship in two sizes and three colours; returns are free within thirty days. " * 10)[:820]
-    items = ", ".join(
-        f'{{"id": {1000 + i}, "name": "widget {i}", "tags": ["blue", "small"], "note": "{text}"}}' for i in range(18)
+@dataclass
+class Shape:
+    """One request of the benchmark, as the Go benchmarks wrote it (NAME.json and NAME.body)."""
+
+    name: str
+    method: str
+    uri: str
+    headers: list[tuple[str, str]]
+    content_type: str
+    body: Path
+
+    def script(self, work: Path) -> Path:
+        """wrk's Lua script sending this request."""
+        lines = [f"wrk.method = {json.dumps(self.method)}", f"wrk.path = {json.dumps(self.uri)}"]
+        for name, value in self.headers:
+            lines.append(f"wrk.headers[{json.dumps(name)}] = {json.dumps(value)}")
+        if self.content_type:
+            lines.append(f'wrk.headers["Content-Type"] = {json.dumps(self.content_type)}')
+            lines.append(f'local f = io.open({json.dumps(str(self.body))}, "rb")\nwrk.body = f:read("*a")\nf:close()')
+        path = work / f"{self.name}.lua"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return path
+
+
+def load_shapes(work: Path) -> dict[str, Shape]:
+    subprocess.run(
+        ["go", "test", "-tags", "re2_cgo", "-run", "^TestWriteShapes$", "-count", "1", "./internal/server"],
+        cwd=WAF_DIR,
+        env={**os.environ, "WAF_BENCH_SHAPES": str(work)},
+        capture_output=True,
+        check=True,
     )
-    return f'{{"customer": "alice@example.com", "items": [{items}]}}'.encode()
+    shapes = {}
+    for name in SHAPES:
+        meta = json.loads((work / f"{name}.json").read_text(encoding="utf-8"))
+        shapes[name] = Shape(
+            name,
+            meta["method"],
+            meta["uri"],
+            [(h[0], h[1]) for h in meta["headers"]],
+            meta["content_type"],
+            work / f"{name}.body",
+        )
+    return shapes
 
 
-def wrk(port: int, connections: int, script: Path | None = None) -> dict[str, float]:
-    command = ["wrk", "-t1", f"-c{connections}", f"-d{DURATION}", "--latency", "-H", f"Host: {HOST}"]
-    if script is not None:
-        command += ["-s", str(script)]
+def wrk(port: int, script: Path, duration: str = DURATION, connections: int = CONNECTIONS) -> dict[str, float]:
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{duration}", "--latency", "--timeout", "30s"]
     # A host name, as real clients send: a numeric Host scores (CRS 920350) and every request would be logged.
-    out = subprocess.run([*command, f"{URL}{port}{PATH}"], capture_output=True, text=True, check=True).stdout
+    command += ["-H", f"Host: {HOST}", "-s", str(script), f"{URL}{port}/"]
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     total = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
-    p50, p99 = _percentile(out, 50), _percentile(out, 99)
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     if non2xx:
-        raise RuntimeError(f"benchmark traffic was not all 200: {non2xx.group(1)} errors")
-    return {"rps": rps, "p50": p50, "p99": p99, "requests": total}
+        raise RuntimeError(f"benchmark traffic was not all 200: {non2xx.group(1)} errors\n{out}")
+    return {"rps": rps, "p50": _percentile(out, 50), "p99": _percentile(out, 99), "requests": total}
 
 
 def cpu_seconds(pid: int) -> float:
@@ -158,119 +206,198 @@ def rss_mib(pid: int) -> float:
     return 0.0
 
 
-GO_BENCH = ["go", "test", "-tags", "re2_cgo", "-run", "^$"]
-# The engine alone on the bench's two requests, and the service's own handler on the GET over an
-# in-process gRPC connection (no TCP, no Envoy): what the service adds to the engine.
-GO_BENCHMARKS = "^Benchmark(EngineGET|EngineJSON16K|ServerGET)$"
+@dataclass
+class Target:
+    """One way of serving the shapes: Envoy, with or without a WAF in front of the backend."""
+
+    name: str
+    envoy: EnvoyProcess
+    waf: WAFProcess | None
+    results: dict[str, list[dict[str, float]]] = field(default_factory=dict)
+
+    def measure(self, shape: Shape, script: Path) -> None:
+        """req/s, p50 and p99 at 16 connections; then the WAF's CPU per request from a run at one connection
+        (at 16, the requests still in flight when wrk stops, up to 16 bodies of a fifth of a second each,
+        would be charged to the few that completed). Each run starts and ends with the WAF idle, so no work
+        left from one run is charged to the next."""
+        duration = DURATION if shape.name == "GET" else BODY_DURATION
+        self.idle()
+        result = wrk(self.envoy.port, script, duration)
+        if self.waf:
+            self.idle()
+            before = cpu_seconds(self.waf.process.pid)
+            single = wrk(self.envoy.port, script, duration, connections=1)
+            self.idle()
+            result["cpu_ms"] = (cpu_seconds(self.waf.process.pid) - before) / max(single["requests"], 1) * 1000
+            result["rss"] = rss_mib(self.waf.process.pid)
+        self.results.setdefault(shape.name, []).append(result)
+
+    def idle(self, limit: float = 60.0) -> None:
+        """Until the WAF uses under 5% of a CPU over a quarter second (at most `limit` seconds)."""
+        if self.waf is None:
+            return
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            before = cpu_seconds(self.waf.process.pid)
+            time.sleep(0.25)
+            if cpu_seconds(self.waf.process.pid) - before < 0.0125:
+                return
+
+    def median(self, shape: str, key: str) -> float:
+        return float(statistics.median(r[key] for r in self.results[shape]))
 
 
-def engine_cpu_ms(json_file: Path) -> dict[str, float]:
-    """CPU ms per request of the engine alone (Coraza in-process, the same rules and requests), from the Go
-    benchmarks in waf/internal/server, built like the service (RE2 through cgo)."""
-    out = subprocess.run(
-        [*GO_BENCH, "-bench", GO_BENCHMARKS, "-benchtime", "200x", "./internal/server"],
-        cwd=Path(__file__).resolve().parents[2],
-        env={**os.environ, "WAF_BENCH_JSON": str(json_file)},
+GO_TEST = ("go", "test", "-tags", "re2_cgo", "-run", "^$", "-count", "1")
+BENCH_LINE = r"BenchmarkShapes/(\w+)/([\w-]+?)(?:-\d+)?\s+\d+\s+\d+ ns/op\s+([\d.]+) cpu-ms/op"
+
+
+def engine_alone(out: Path) -> tuple[dict[str, dict[str, float]], str]:
+    """CPU ms per request of the engine alone (Coraza in-process, the service's settings, the same bytes):
+    every matcher variant on every shape, then a CPU profile of the shipped variant per shape."""
+    run = subprocess.run(
+        [*GO_TEST, "-bench", "^BenchmarkShapes$", "-benchtime", "1s", "./internal/server"],
+        cwd=WAF_DIR,
+        env={**os.environ, "WAF_BENCH_VARIANTS": ",".join(VARIANTS)},
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    found = dict(re.findall(r"Benchmark(\w+?)(?:-\d+)?\s+\d+\s+\d+ ns/op\s+([\d.]+) cpu-ms/op", out))
-    return {
-        "GET": float(found["EngineGET"]),
-        "JSON": float(found["EngineJSON16K"]),
-        "server": float(found["ServerGET"]),
-    }
-
-
-@dataclass
-class Run:
-    """One kind of request through Envoy + the WAF: wrk by connections, and what it cost the WAF."""
-
-    wrk: dict[int, dict[str, float]]
-    waf_cpu_ms: float
-    rss: float
-
-
-def run_waf(envoy: EnvoyProcess, waf: WAFProcess, script: Path | None) -> Run:
-    wrk(envoy.port, 16, script)  # warm-up: every connection to the WAF opened
-    before = cpu_seconds(waf.process.pid)
-    results = {conns: wrk(envoy.port, conns, script) for conns in (1, 16)}
-    served = sum(int(r["requests"]) for r in results.values())
-    return Run(results, (cpu_seconds(waf.process.pid) - before) / served * 1000, rss_mib(waf.process.pid))
+    (out / "engine-bench.txt").write_text(run, encoding="utf-8")
+    found: dict[str, dict[str, float]] = {}
+    for shape, variant, ms in re.findall(BENCH_LINE, run):
+        found.setdefault(variant, {})[shape] = float(ms)
+    tops = []
+    for shape in SHAPES:
+        profile = out / f"engine-{shape}.pprof"
+        subprocess.run(
+            [
+                *GO_TEST,
+                *(
+                    "-bench",
+                    f"^BenchmarkShapes$/^{shape}$/^shipped$",
+                    "-benchtime",
+                    "300x" if shape == "GET" else "10x",
+                ),
+                *("-cpuprofile", str(profile), "-o", str(out / "server.test"), "./internal/server"),
+            ],
+            cwd=WAF_DIR,
+            env={**os.environ, "WAF_BENCH_VARIANTS": "shipped"},
+            capture_output=True,
+            check=True,
+        )
+        top = subprocess.run(
+            ["go", "tool", "pprof", "-top", "-nodecount", "25", str(out / "server.test"), str(profile)],
+            cwd=WAF_DIR,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        (out / f"engine-{shape}.top.txt").write_text(top, encoding="utf-8")
+        tops.append(f"--- {shape}: engine CPU profile, top functions (flat) ---\n" + "\n".join(top.splitlines()[:16]))
+    return found, "\n".join(tops)
 
 
 def main() -> int:
-    crs = os.environ.get("CRS_DIR", str(Path(__file__).resolve().parents[3].parent / "shared" / "crs" / "v4.28.0"))
+    crs = os.environ.get("CRS_DIR", str(WAF_DIR.parent.parent / "shared" / "crs" / "v4.28.0"))
     if not shutil.which("wrk"):
         print("wrk not found: apt-get install wrk (Debian)", file=sys.stderr)
         return 2
+    out = WAF_DIR / "bench-results" / time.strftime("%Y%m%dT%H%M%S")
+    out.mkdir(parents=True)
     work = Path(tempfile.mkdtemp(prefix="bench-waf-"))
-    body = json_body()
-    (work / "body.json").write_bytes(body)
-    script = work / "post.lua"
-    script.write_text(
-        'wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
-        f'local f = io.open("{work / "body.json"}", "rb")\nwrk.body = f:read("*a")\nf:close()\n',
-        encoding="utf-8",
-    )
+    shapes = load_shapes(work)
+    scripts = {name: shape.script(work) for name, shape in shapes.items()}
     load_before = os.getloadavg()
     backend = DirectResponseBackend()
-    runs: dict[str, dict[str, Any]] = {}
+    targets: list[Target] = []
+    wafs: list[WAFProcess] = []
     try:
-        direct_envoy = EnvoyProcess(backend.port, None)
-        try:
-            for kind, lua in (("GET", None), ("JSON", script)):
-                wrk(direct_envoy.port, 16, lua)
-                runs.setdefault(kind, {})["direct"] = {c: wrk(direct_envoy.port, c, lua) for c in (1, 16)}
-        finally:
-            direct_envoy.stop()
-        waf = WAFProcess(crs, workers=0)  # GOMAXPROCS: the runtime's default, as in the pod
-        envoy = EnvoyProcess(backend.port, waf.port, message_timeout="5s")
-        try:
-            for kind, lua in (("GET", None), ("JSON", script)):
-                runs[kind]["waf"] = run_waf(envoy, waf, lua)
-        finally:
-            envoy.stop()
-            waf.stop()
+        targets.append(Target("Envoy direct", EnvoyProcess(backend.port, None), None))
+        baseline = os.environ.get("BENCH_BASELINE", "")
+        builds = [("ours", "")] + ([("baseline", baseline)] if baseline else [])
+        for name, binary in builds:
+            # GOMAXPROCS: the runtime's default, as in the pod
+            waf = WAFProcess(crs, workers=0, binary=binary or None)
+            wafs.append(waf)
+            targets.append(Target(name, EnvoyProcess(backend.port, waf.port, message_timeout="30s"), waf))
+            if name == "ours":
+                mux = EnvoyProcess(backend.port, waf.port, message_timeout="30s", waf_streams_per_connection=None)
+                targets.append(Target("ours, h2 multiplexed", mux, waf))
+        for name in SHAPES:  # warm-up: connections to the WAF opened, pools filled
+            for t in targets:
+                wrk(t.envoy.port, scripts[name], "1s")
+        for rnd in range(ROUNDS):
+            order = targets if rnd % 2 == 0 else list(reversed(targets))  # A-B-B-A
+            for name in SHAPES:
+                for t in order:
+                    t.measure(shapes[name], scripts[name])
     finally:
+        for t in targets:
+            t.envoy.stop()
+        for w in wafs:
+            w.stop()
         backend.stop()
-    engine = engine_cpu_ms(work / "body.json")
+    raw = {t.name: t.results for t in targets}
+    (out / "results.json").write_text(json.dumps(raw, indent=1), encoding="utf-8")
+    engine, tops = engine_alone(out)
     shutil.rmtree(work, ignore_errors=True)
     load_after = os.getloadavg()
-    print(
-        f"\nWAF benchmark (loopback, {os.cpu_count()} CPUs, wrk -t1 -d{DURATION}, CRS PL1; GET {PATH} and a "
-        f"{len(body)} byte JSON POST; 1-minute load average {load_before[0]:.2f} before, {load_after[0]:.2f} after)\n"
-    )
-    print(f"{'':34}{'GET':>14}{'JSON 16 KiB':>14}")
+    report = render(targets, engine, load_before, load_after) + "\n" + tops + "\n"
+    (out / "report.txt").write_text(report, encoding="utf-8")
+    print(report)
+    print(f"Report and profiles: {out}")
+    return 0
+
+
+def render(
+    targets: list[Target],
+    engine: dict[str, dict[str, float]],
+    load_before: tuple[float, ...],
+    load_after: tuple[float, ...],
+) -> str:
+    lines = [
+        f"WAF benchmark: loopback, {os.cpu_count()} CPUs, wrk -t1 -c{CONNECTIONS} -d{DURATION} (bodies "
+        f"{BODY_DURATION}), {ROUNDS} rounds "
+        f"interleaved A-B-B-A (medians), CRS PL1 blocking; 1-minute load average {load_before[0]:.2f} before, "
+        f"{load_after[0]:.2f} after. The shapes: {', '.join(SHAPES)} (waf/internal/server/engine_bench_test.go).",
+        "",
+    ]
 
     def row(label: str, values: list[str]) -> None:
-        print(f"{label:34}" + "".join(f"{v:>14}" for v in values))
+        lines.append(f"{label:44}" + "".join(f"{v:>12}" for v in values))
 
-    for conns in (1, 16):
-        row(f"Envoy direct req/s, {conns} conn", [f"{runs[k]['direct'][conns]['rps']:.0f}" for k in ("GET", "JSON")])
-        row(f"Envoy + WAF req/s, {conns} conn", [f"{runs[k]['waf'].wrk[conns]['rps']:.0f}" for k in ("GET", "JSON")])
-        row(
-            f"added p50 ms, {conns} conn",
-            [f"{runs[k]['waf'].wrk[conns]['p50'] - runs[k]['direct'][conns]['p50']:.2f}" for k in ("GET", "JSON")],
-        )
-    row("WAF CPU ms per request", [f"{runs[k]['waf'].waf_cpu_ms:.3f}" for k in ("GET", "JSON")])
-    row("engine alone, CPU ms", [f"{engine[k]:.3f}" for k in ("GET", "JSON")])
-    row("service in-process (gRPC, no TCP)", [f"{engine['server']:.3f}", ""])
-    row("  WAF / engine", [f"{runs[k]['waf'].waf_cpu_ms / engine[k]:.2f}x" for k in ("GET", "JSON")])
-    row("WAF RSS MiB after", [f"{runs[k]['waf'].rss:.0f}" for k in ("GET", "JSON")])
-    ratio = max(runs[k]["waf"].waf_cpu_ms / engine[k] for k in ("GET", "JSON"))
-    get16 = runs["GET"]["waf"].wrk[16]["rps"]
-    json_cpu = runs["JSON"]["waf"].waf_cpu_ms
-    targets = [
-        ("WAF CPU per request <= 1.25 x engine alone", ratio <= 1.25, f"{ratio:.2f}x"),
-        ("GET req/s at 16 conn >= 2.5 x 887 (the Python service's)", get16 >= 2.5 * 887, f"{get16:.0f}"),
-        ("16 KiB JSON <= 8 ms WAF CPU", json_cpu <= 8, f"{json_cpu:.1f} ms"),
-    ]
-    print("\nTargets:")
-    for name, met, value in targets:
-        print(f"  [{'met' if met else 'MISSED'}] {name}: {value}")
-    return 0
+    row("", list(SHAPES))
+    by = {t.name: t for t in targets}
+    for t in targets:
+        row(f"{t.name}: req/s", [f"{t.median(s, 'rps'):.1f}" for s in SHAPES])
+        row(f"{t.name}: p50 / p99 ms", [f"{t.median(s, 'p50'):.0f}/{t.median(s, 'p99'):.0f}" for s in SHAPES])
+        if t.waf is not None:
+            row(f"{t.name}: WAF CPU ms per request (1 conn)", [f"{t.median(s, 'cpu_ms'):.2f}" for s in SHAPES])
+            row(f"{t.name}: WAF RSS MiB after (no GOMEMLIMIT)", [f"{t.median(s, 'rss'):.0f}" for s in SHAPES])
+    shipped = engine.get("shipped", {})
+    row("engine alone: CPU ms per request", [f"{shipped.get(s, 0):.2f}" for s in SHAPES])
+    ours = by["ours"]
+    lines.append("")
+    lines.append("Ratios (same run):")
+
+    def ratio(a: Target, b: Target, key: str) -> list[str]:
+        return [f"{a.median(s, key) / b.median(s, key):.3f}x" if b.median(s, key) else "n/a" for s in SHAPES]
+
+    row(
+        "  ours CPU / engine alone",
+        [f"{ours.median(s, 'cpu_ms') / shipped[s]:.2f}x" if shipped.get(s) else "" for s in SHAPES],
+    )
+    row("  ours req/s / Envoy direct", ratio(ours, by["Envoy direct"], "rps"))
+    row("  h2 multiplexed req/s / one stream per conn", ratio(by["ours, h2 multiplexed"], ours, "rps"))
+    if "baseline" in by:
+        row("  ours CPU / baseline CPU", ratio(ours, by["baseline"], "cpu_ms"))
+        row("  ours req/s / baseline req/s", ratio(ours, by["baseline"], "rps"))
+    lines.append("")
+    lines.append("The engine alone by matcher (CPU ms per request; the shipped one is internal/rx's choice):")
+    for variant in VARIANTS:
+        if variant in engine:
+            row(f"  {variant}", [f"{engine[variant].get(s, 0):.2f}" for s in SHAPES])
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -151,7 +151,8 @@ def waf_binary() -> str:
 
 class WAFProcess:
     """The WAF service (the Go binary, `envoy-waf --config FILE`) on a settings file written here. With
-    `wait` (the default) returns once it serves (its "ready" line); without, at once (see wait_ready)."""
+    `wait` (the default) returns once it serves (its "ready" line); without, at once (see wait_ready).
+    `binary`: another build of the service (the benchmark's baseline)."""
 
     def __init__(
         self,
@@ -160,6 +161,7 @@ class WAFProcess:
         *,
         wait: bool = True,
         env: dict[str, str] | None = None,
+        binary: str | None = None,
         **settings: Any,
     ) -> None:
         self.port = port or free_port()
@@ -169,7 +171,7 @@ class WAFProcess:
         (self.dir / "waf.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
         self.log = (self.dir / "waf.log").open("w+", encoding="utf-8")
         self.process = subprocess.Popen(
-            reaper.command([waf_binary(), "--config", str(self.dir / "waf.yaml")]),
+            reaper.command([binary or waf_binary(), "--config", str(self.dir / "waf.yaml")]),
             stdout=self.log,
             stderr=subprocess.STDOUT,
             env={**_env(), **(env or {})},
