@@ -196,6 +196,33 @@ MUTATIONS = (
         ("tests/unit/test_config_invalid.py",),
         "each_invalid",
     ),
+    Mutation(
+        "proxy-budget-blocks-drains",
+        "a disruption budget that blocks every node drain (max_unavailable 0) is refused",
+        f"{PKG}/components/proxies.py",
+        'if data_plane["disruption_budget"]["max_unavailable"] == 0 and fleet_size(data_plane) >= 2:',
+        'if data_plane["disruption_budget"]["max_unavailable"] < 0 and fleet_size(data_plane) >= 2:',
+        ("tests/unit/test_config_invalid.py",),
+        "budget",
+    ),
+    Mutation(
+        "proxy-rollout-below-size",
+        "a proxy rollout never takes a fleet below its size (maxUnavailable 0)",
+        f"{PKG}/components/proxies.py",
+        '"rollingUpdate": {"maxSurge": surge, "maxUnavailable": 0}',
+        '"rollingUpdate": {"maxSurge": surge, "maxUnavailable": 1}',
+        ("tests/unit/test_proxies.py",),
+        "rollout",
+    ),
+    Mutation(
+        "proxy-hpa-replicas-fight",
+        "with autoscaling the EnvoyProxy carries no replicas (the controller would fight the autoscaler)",
+        f"{PKG}/components/proxies.py",
+        'if kind == "Deployment" and not config.get("data_plane.autoscaling.enabled"):',
+        'if kind == "Deployment":',
+        ("tests/unit/test_proxies.py",),
+        "hpa",
+    ),
 )
 
 
