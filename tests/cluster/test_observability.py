@@ -1,11 +1,15 @@
-"""The scrapes, alerts and dashboards against the REAL controller (v1.9.1) on the real control plane.
+"""The scrapes, alerts and dashboards against the REAL controller (v1.9.1) and a REAL Envoy it feeds over
+xDS, on the real control plane.
 
-Install with metrics.vmpodscrape, metrics.rules and metrics.dashboards on (and the VictoriaMetrics CRDs, as
-its operator installs them): the VMServiceScrape's selector finds the Service helm created for the controller
-and that Service has the port it scrapes; the controller, once it has reconciled the default Gateway, serves
-/metrics on that port, and every name the alerts and panels use that is not Envoy's or the WAF's is among
-the controller's real series (tests/traffic/test_observability.py checks Envoy's and the WAF's). `status`
-lists the scrapes and the VMRule.
+Install with metrics.vmpodscrape, metrics.rules and metrics.dashboards on, the WAF and PROXY protocol (so the
+ext_proc and proxy_protocol filters are in the proxies' configuration), and the VictoriaMetrics CRDs as its
+operator installs them. The VMServiceScrape's selector finds the Service helm created for the controller and
+that Service has the port it scrapes; the controller, once it has reconciled the default Gateway, serves
+/metrics there. The shared fleet's proxy Deployment runs as a real Envoy (tests/cluster/proxy.py) that gets
+its configuration from the controller; it is scraped on its stats listener at the VMPodScrape's path. Every
+name the alerts and panels use is then among the controller's real series (controller names) or the real
+Envoy's (envoy_* names); the WAF's are checked against the real WAF in tests/traffic/test_observability.py.
+`status` lists the scrapes and the VMRule.
 
 Mutation check (done once): an alert on `watchable_subscribe_failures_total` (not a controller series)
 turned this red, naming the alert.
@@ -14,6 +18,7 @@ turned this red, naming the alert.
 from __future__ import annotations
 
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +26,7 @@ import pytest
 from envoy_block.polycrate import merge_config
 from tests.cluster.common import GW_API, condition
 from tests.cluster.conftest import Kube
+from tests.cluster.proxy import ProxyPod
 from tests.cluster.test_examples import prepare
 from tests.support import metric_names
 from tests.support.helpers import objects, with_gateway
@@ -28,9 +34,20 @@ from tests.support.helpers import objects, with_gateway
 pytestmark = pytest.mark.playbook
 NS = "envoy-gateway-system"
 OBSERVED: dict[str, Any] = merge_config(
-    with_gateway({}),
+    with_gateway(
+        {
+            "client_traffic": {"enabled": True, "proxy_protocol": {"enabled": True, "optional": True}},
+            # An image of our own: install refuses the never-published default.
+            "waf": {
+                "enabled": True,
+                "default_policy": {"enabled": True},
+                "image": {"registry": "registry.example.com", "repository": "platform/envoy-waf"},
+            },
+        }
+    ),
     {"metrics": {"vmpodscrape": {"enabled": True}, "rules": {"enabled": True}, "dashboards": {"enabled": True}}},
 )
+SHARED_FLEET = "gateway.envoyproxy.io/owning-gatewayclass=eg-shared"
 
 
 def _scrape(addresses: list[str], port: int) -> str:
@@ -44,7 +61,7 @@ def _scrape(addresses: list[str], port: int) -> str:
     raise AssertionError(f"the controller's /metrics: {errors}")
 
 
-def test_controller_is_scraped_where_the_block_looks_and_exposes_every_name_used(kube: Kube) -> None:
+def test_controller_and_envoy_expose_every_name_the_alerts_and_panels_use(kube: Kube, tmp_path: Path) -> None:
     cfg = kube.config(**OBSERVED)
     prepare(kube, cfg)
     kube.playbook("install", cfg).ok()
@@ -71,6 +88,22 @@ def test_controller_is_scraped_where_the_block_looks_and_exposes_every_name_used
     print(
         f"\nOBSERVABILITY controller names used: {sorted(n for n in used if metric_names.component(n) == 'controller')}"
     )
+
+    (fleet,) = kube.wait(
+        lambda: kube.items(f"/apis/apps/v1/namespaces/{NS}/deployments", labelSelector=SHARED_FLEET), 60, "the fleet"
+    )
+    proxy = ProxyPod(kube.api, NS, fleet["metadata"]["name"], tmp_path)
+    try:
+        kube.wait(proxy.gateway_listener_ports, 60, "the real Envoy's listeners from the controller")
+        path = next(o for o in rendered if o["kind"] == "VMPodScrape")["spec"]["podMetricsEndpoints"][0]["path"]
+        stats = f"http://127.0.0.1:{proxy.ports[19001]}{path}"
+        for _ in range(2):  # the first scrape is itself an upstream request: its series exist from then on
+            with urllib.request.urlopen(stats, timeout=5) as response:
+                envoy = metric_names.exposed(response.read().decode())
+    finally:
+        proxy.stop()
+    lacking = metric_names.missing(rendered, "envoy", envoy)
+    assert not lacking, f"queries name metrics the real Envoy does not expose: {lacking}"
 
     for kind, plural in (
         ("VMServiceScrape", "vmservicescrapes"),

@@ -92,11 +92,7 @@ def _edge(proxies: str) -> list[dict[str, Any]]:
                 f"sum by ({GATEWAY}) (rate(envoy_proxy_proto_not_found_disallowed{{{sel}}}[{RATE}]))",
                 "header missing " + GW,
             ),
-            (
-                f"sum by ({GATEWAY}) (rate(envoy_proxy_proto_versions_v1_error{{{sel}}}[{RATE}]) + "
-                f"rate(envoy_proxy_proto_versions_v2_error{{{sel}}}[{RATE}]))",
-                "header invalid " + GW,
-            ),
+            (f"sum by ({GATEWAY}) (rate(envoy_proxy_proto_error{{{sel}}}[{RATE}]))", "header invalid " + GW),
         ),
         _panel(
             "xDS updates rejected by the proxies",
