@@ -12,8 +12,9 @@ Envoy's (envoy_* names, but the ext_proc ones, which Envoy creates with the firs
 filter: the traffic test checks those); the WAF's are checked in tests/traffic/test_observability.py.
 `status` lists the scrapes and the VMRule.
 
-Mutation check (done once): an alert on `watchable_subscribe_failures_total` (not a controller series)
-turned this red, naming the alert.
+It went red, naming the panel, while the controller was scraped before a proxy had connected
+(xds_snapshot_update_total did not exist yet) and while the ext_proc names were expected from an Envoy no
+request had gone through; the same comparison's mutation check is in tests/traffic/test_observability.py.
 """
 
 from __future__ import annotations

@@ -6,9 +6,8 @@ Deployment that surges (never below its size), spreads, carries the placement an
 Then the same with a fixed replica count: the controller removes the autoscaler and the Deployment gets
 the count back (no fight between the two).
 
-Mutation checks (done once each): rendering envoyHpa without dropping envoyDeployment.replicas left the
-controller's Deployment with replicas 2 and the HPA's minimum 3 (red at the replicas assertion); rendering
-the budget as minAvailable made the PDB assertion red.
+The rendering side of these invariants is guarded by tools/mutate.py (proxy-hpa-replicas-fight,
+proxy-rollout-below-size, proxy-budget-blocks-drains); this test was not mutation-checked on the cluster.
 """
 
 from __future__ import annotations
