@@ -42,8 +42,11 @@ build kube kube "-X k8s.io/component-base/version.gitVersion=$k8s -X k8s.io/comp
 build kwok kwok "" sigs.k8s.io/kwok/cmd/kwok
 build helm helm "-X helm.sh/helm/v3/internal/version.version=v3.22.0 -X helm.sh/helm/v3/internal/version.gitTreeState=clean" \
   helm.sh/helm/v3/cmd/helm
-build envoy-gateway envoy-gateway "-X github.com/envoyproxy/gateway/internal/cmd/version.envoyGatewayVersion=v1.9.0" \
+build envoy-gateway envoy-gateway "-X github.com/envoyproxy/gateway/internal/cmd/version.envoyGatewayVersion=v1.9.1" \
   github.com/envoyproxy/gateway/cmd/envoy-gateway github.com/envoyproxy/gateway/cmd/egctl
+# The upgrade sources (tests/cluster/test_upgrade.py): v1.9.0 (patch upgrade) and v1.8.3 (minor upgrade).
+dest=$dest/../envoy-gateway-v1.9.0 build envoy-gateway-v1.9.0 envoy-gateway-v1.9.0 \
+  "-X github.com/envoyproxy/gateway/internal/cmd/version.envoyGatewayVersion=v1.9.0" github.com/envoyproxy/gateway/cmd/envoy-gateway
 dest=$dest/../envoy-gateway-v1.8.3 build envoy-gateway-v1.8.3 envoy-gateway-v1.8.3 \
   "-X github.com/envoyproxy/gateway/internal/cmd/version.envoyGatewayVersion=v1.8.3" github.com/envoyproxy/gateway/cmd/envoy-gateway
 

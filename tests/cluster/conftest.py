@@ -195,10 +195,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 @contextmanager
 def chart_registry(cluster: Cluster, name: str, address: str = "127.0.0.1") -> Iterator[Registry]:
-    """A registry (TLS, with the cluster's CA) holding the v1.9.0 charts install pulls; stopped afterwards."""
+    """A registry (TLS, with the cluster's CA) holding the v1.9.1 charts install pulls; stopped afterwards."""
     reg = Registry(cluster.workdir / name, cluster.plane.pki, address=address).start()
     try:
-        for chart in ("gateway-helm-v1.9.0.tgz", "gateway-crds-helm-v1.9.0.tgz"):
+        for chart in ("gateway-helm-v1.9.1.tgz", "gateway-crds-helm-v1.9.1.tgz"):
             reg.push(CHARTS / chart)
         yield reg
     finally:

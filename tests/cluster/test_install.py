@@ -130,7 +130,7 @@ def _install_hands_a_changed_release_to_helm(kube: Kube, cfg: dict[str, Any]) ->
     so install runs helm, which puts the plan's values back. Mutation check (done once): ignoring the values
     in release.differences turned this red (helm was not started)."""
     env = {**os.environ, "KUBECONFIG": str(kube.cluster.kubeconfig), "HOME": str(kube.workdir)}
-    chart = str(CHARTS / "gateway-helm-v1.9.0.tgz")
+    chart = str(CHARTS / "gateway-helm-v1.9.1.tgz")
     helm = [str(ROOT / ".tools/bin/helm"), "-n", NS]
     subprocess.run(
         [*helm, "upgrade", "envoy-gateway", chart, "--reuse-values", "--skip-crds", "--set", "byHand=true"],

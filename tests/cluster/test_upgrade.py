@@ -1,12 +1,13 @@
-"""Envoy Gateway v1.8.3 -> v1.9.0 with the real charts, both real controllers and a real Envoy serving a
-tenant's route the whole time.
+"""Envoy Gateway v1.9.0 -> v1.9.1 (patch) and v1.8.3 -> v1.9.1 (minor) with the real charts, both real
+controllers and a real Envoy serving a tenant's route the whole time.
 
-The starting point is what an operator on v1.8.3 had: the block's config with chart.version v1.8.3 (and
-that release's controller and Envoy images), a cluster owner's Gateway API safe-upgrades admission policy
-(v1.5.1 bundle) and a tenant with routes on the shared Gateway and a Gateway of their own. Then install
-with v1.9.0: CRDs first (server-side, past the admission policy), helm upgrades the release (certgen runs
-again), the v1.9.0 controller takes the host ports and the lease, every object is Accepted/Programmed for
-its current generation again, the proxies move to v1.9.0's Envoy, the VIP stays. A steady client counts
+The starting point is what an operator on the old release had: the block's config with that chart.version
+(and that release's controller and Envoy images), a cluster owner's Gateway API safe-upgrades admission policy
+(from that release's CRD chart: the v1.5.1 bundle for v1.8.3) and a tenant with routes on the shared Gateway
+and a Gateway of their own. Then install with v1.9.1: CRDs first (server-side, past the admission policy),
+helm upgrades the release (certgen runs again), the v1.9.1 controller takes the host ports and the lease,
+every object is Accepted/Programmed for its current generation again, the proxies move to v1.9.1's Envoy
+(distroless-v1.39.1), the VIP stays. A steady client counts
 failed requests through the tenant Gateway's real Envoy while the controller is replaced and while the
 Envoy process itself is replaced (printed). Half-way (proxies held) status and plan say what still rolls;
 a second install changes nothing; a downgrade stops before writing anything.
@@ -50,7 +51,9 @@ from tests.support.tenant_objects import (
 
 pytestmark = pytest.mark.playbook
 NS = "envoy-gateway-system"
-OLD, NEW = "v1.8.3", "v1.9.0"
+# The default release and the releases it is upgraded from: the previous patch and the previous minor line.
+NEW = "v1.9.1"
+OLDS = ("v1.9.0", "v1.8.3")
 CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 VAP = "/apis/admissionregistration.k8s.io/v1"
 SAFE_UPGRADES = "safe-upgrades.gateway.networking.k8s.io"
@@ -149,11 +152,11 @@ def backend() -> Iterator[int]:
         server.server_close()
 
 
-def _safe_upgrades_policy(kube: Kube) -> list[dict[str, Any]]:
-    """The cluster owner's Gateway API v1.5.1 safe-upgrades policy and binding (from the v1.8.3 CRD chart)."""
+def _safe_upgrades_policy(kube: Kube, old: str) -> list[dict[str, Any]]:
+    """The cluster owner's Gateway API safe-upgrades policy and binding (from the old release's CRD chart)."""
     rendered = subprocess.run(
         [
-            *(str(ROOT / ".tools/bin/helm"), "template", "crds", str(CHARTS / f"gateway-crds-helm-{OLD}.tgz")),
+            *(str(ROOT / ".tools/bin/helm"), "template", "crds", str(CHARTS / f"gateway-crds-helm-{old}.tgz")),
             *("--set", "crds.gatewayAPI.enabled=true", "--set", "crds.gatewayAPI.channel=standard"),
         ],
         check=True,
@@ -323,7 +326,7 @@ def _private_network() -> bool:
 
 
 def _swap(kube: Kube, old: ProxyPod, workdir: Path) -> ProxyPod:
-    """Replace the running Envoy by one made from the proxy Deployment's current (v1.9.0) spec, as a rolling
+    """Replace the running Envoy by one made from the proxy Deployment's current (v1.9.1) spec, as a rolling
     update does: the new one listening and configured first (both bind the port: Envoy sets SO_REUSEPORT),
     then the old one fails its health check and starts draining, as Envoy Gateway's shutdown manager makes
     it, and stops listening (what the endpoint's removal from the Service does on a cluster); requests it
@@ -351,23 +354,24 @@ def _swap(kube: Kube, old: ProxyPod, workdir: Path) -> ProxyPod:
     return new
 
 
-def test_upgrade_from_v1_8_3_to_v1_9_0_with_traffic(
-    kube: Kube, backend: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("old", OLDS)
+def test_upgrade_to_v1_9_1_with_traffic(
+    kube: Kube, backend: int, tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str
 ) -> None:
-    for chart in (f"gateway-helm-{OLD}.tgz", f"gateway-crds-helm-{OLD}.tgz"):
+    for chart in (f"gateway-helm-{old}.tgz", f"gateway-crds-helm-{old}.tgz"):
         kube.registry.push(CHARTS / chart)
     timings: dict[str, float] = {}
     kubelet = kube.cluster.kubelet
     assert kubelet is not None
-    # The CRDs other tests left are v1.9.0's: start from a cluster that never had them.
+    # The CRDs other tests left are v1.9.1's: start from a cluster that never had them.
     ours = (".gateway.networking.k8s.io", ".gateway.envoyproxy.io")
     for crd in kube.items(CRD):
         if crd["metadata"]["name"].endswith(ours):
             apiserver.delete(kube.api, f"{CRD}/{crd['metadata']['name']}")
     kube.wait(lambda: not [c for c in kube.items(CRD) if c["metadata"]["name"].endswith(ours)], 120, "CRDs removed")
-    old_cfg, new_cfg = config(kube, OLD), config(kube, NEW)
+    old_cfg, new_cfg = config(kube, old), config(kube, NEW)
     prepare(kube, old_cfg)  # the VictoriaMetrics CRDs, as its operator installs them
-    policy = _safe_upgrades_policy(kube)
+    policy = _safe_upgrades_policy(kube, old)
     for obj in policy:
         kube.api.post(_vap_path(obj), obj)
     old_proxy: ProxyPod | None = None
@@ -375,15 +379,15 @@ def test_upgrade_from_v1_8_3_to_v1_9_0_with_traffic(
     try:
         start = time.monotonic()
         kube.playbook("install", old_cfg).ok()
-        timings["install v1.8.3"] = time.monotonic() - start
+        timings[f"install {old}"] = time.monotonic() - start
         tenant = _tenant(kube, backend)
-        assert _image(_deployment(kube, "envoy-gateway")).endswith(f":{OLD}")
+        assert _image(_deployment(kube, "envoy-gateway")).endswith(f":{old}")
         kube.wait(
-            lambda: not _unsettled(kube, old_cfg, tenant), 120, f"v1.8.3 settles: {_unsettled(kube, old_cfg, tenant)}"
+            lambda: not _unsettled(kube, old_cfg, tenant), 120, f"{old} settles: {_unsettled(kube, old_cfg, tenant)}"
         )
         vip = _vip(kube)
         assert vip, "the default Gateway has an address"
-        assert {_image(d).rpartition(":")[2] for d in _proxies(kube)} == {ENVOY_OF_RELEASE[OLD]}
+        assert {_image(d).rpartition(":")[2] for d in _proxies(kube)} == {ENVOY_OF_RELEASE[old]}
         (own,) = kube.wait(
             lambda: [
                 d["metadata"]["name"]
@@ -402,13 +406,13 @@ def test_upgrade_from_v1_8_3_to_v1_9_0_with_traffic(
         # The upgrade, with the new proxy pods held unscheduled: the controller moves, the proxies wait.
         old_pod = {p["metadata"]["name"] for p in _controller_pods(kube)}
         certs = (kube.get(f"/api/v1/namespaces/{NS}/secrets/envoy") or {}).get("data")
-        leader = kube.wait(lambda: _leader(kube).strip(), 60, "the v1.8.3 controller leads")
+        leader = kube.wait(lambda: _leader(kube).strip(), 60, f"the {old} controller leads")
         kubelet.hold = lambda pod: (pod["metadata"].get("labels") or {}).get("app.kubernetes.io/component") == "proxy"
         mark = len(kube.cluster.audit())
         client.phase = "controller replaced"
         start = time.monotonic()
         upgrade = kube.playbook("install", new_cfg).ok()
-        timings["install v1.9.0"] = time.monotonic() - start
+        timings[f"install {NEW}"] = time.monotonic() - start
         w = writes(kube, mark)
         crd_writes = [i for i, x in enumerate(w) if x.resource == "customresourcedefinitions"]
         helm_release = [
@@ -416,9 +420,9 @@ def test_upgrade_from_v1_8_3_to_v1_9_0_with_traffic(
             for i, x in enumerate(w)
             if x.resource == "secrets" and x.name.startswith("sh.helm.release.v1.envoy-gateway")
         ]
-        assert crd_writes, "the v1.9.0 CRDs are applied"
+        assert crd_writes, f"the {NEW} CRDs are applied"
         assert helm_release, "helm records the upgrade"
-        assert max(crd_writes) < min(helm_release), "the CRDs are v1.9.0's before helm upgrades the release"
+        assert max(crd_writes) < min(helm_release), f"the CRDs are {NEW}'s before helm upgrades the release"
         # Nothing deleted: the only deletions are helm's pre-upgrade hooks (certgen's Job and RBAC, the
         # topology injector webhook: hook-delete-policy before-hook-creation), each created again after.
         by_block = block_writes(kube, mark)
@@ -435,7 +439,7 @@ def test_upgrade_from_v1_8_3_to_v1_9_0_with_traffic(
         )
         gateways = kube.get(f"{CRD}/gateways.gateway.networking.k8s.io") or {}
         assert gateways["metadata"]["annotations"]["gateway.networking.k8s.io/bundle-version"] == "v1.6.1"
-        assert kube.get(f"{CRD}/tcproutes.gateway.networking.k8s.io"), "v1.9.0 reads TCPRoutes as v1: its CRD is there"
+        assert kube.get(f"{CRD}/tcproutes.gateway.networking.k8s.io"), "v1.9 reads TCPRoutes as v1: its CRD is there"
         for obj in policy:  # the cluster owner's policy: neither in the way, nor taken over, nor removed
             live = kube.get(f"{_vap_path(obj)}/{SAFE_UPGRADES}") or {}
             assert "meta.helm.sh/release-name" not in (live.get("metadata", {}).get("annotations") or {})
@@ -448,28 +452,29 @@ def test_upgrade_from_v1_8_3_to_v1_9_0_with_traffic(
         assert _rolled(controller), "install waited for the controller's rollout, not just Available"
         new_pod = {p["metadata"]["name"] for p in _controller_pods(kube)}
         assert not new_pod & old_pod
-        # The identity is <hostname>_<uuid>, one uuid per process; the v1.8.3 process has stopped.
-        kube.wait(lambda: _leader(kube).strip() not in ("", leader), 60, "the v1.9.0 controller leads")
+        # The identity is <hostname>_<uuid>, one uuid per process; the old process has stopped.
+        kube.wait(lambda: _leader(kube).strip() not in ("", leader), 60, f"the {NEW} controller leads")
         kube.wait(
-            lambda: not _unsettled(kube, new_cfg, tenant), 120, f"v1.9.0 settles: {_unsettled(kube, new_cfg, tenant)}"
+            lambda: not _unsettled(kube, new_cfg, tenant), 120, f"{NEW} settles: {_unsettled(kube, new_cfg, tenant)}"
         )
         assert _vip(kube) == vip, "the VIP stays"
-        assert "upgrade v1.8.3 -> v1.9.0" in upgrade.output
+        kind = "patch" if old.startswith("v1.9.") else "upgrade"
+        assert f"{kind} {old} -> {NEW}" in upgrade.output, upgrade.output[-3000:]
 
-        # Half-upgraded: the controller is v1.9.0, the proxies' new pods cannot start yet.
+        # Half-upgraded: the controller is v1.9.1, the proxies' new pods cannot start yet.
         kube.wait(
             lambda: {_image(d).rpartition(":")[2] for d in _proxies(kube)} == {ENVOY_OF_RELEASE[NEW]},
             60,
-            "the proxy Deployments on v1.9.0's Envoy",
+            f"the proxy Deployments on {NEW}'s Envoy",
         )
         status = kube.playbook("status", new_cfg)
         assert status.returncode != 0, "status is not healthy while the proxies roll"
-        assert "rolling to docker.io/envoyproxy/envoy:distroless-v1.39.0" in status.output, status.output[-3000:]
+        assert f"rolling to docker.io/envoyproxy/envoy:{ENVOY_OF_RELEASE[NEW]}" in status.output, status.output[-3000:]
         planned = kube.playbook("plan", new_cfg).ok()
         assert "Still rolling (as read before this run): proxies/" in planned.output, planned.output[-3000:]
-        assert "v1.9.0 as installed" in planned.output
+        assert f"{NEW} as installed" in planned.output
 
-        # The proxies roll: the tenant's Envoy is replaced by one from v1.9.0's Deployment spec.
+        # The proxies roll: the tenant's Envoy is replaced by one from v1.9.1's Deployment spec.
         kubelet.hold = None
         kube.wait(lambda: all(_rolled(d) for d in _proxies(kube)), 120, "the proxies rolled out")
         client.phase = "proxy replaced"
@@ -480,7 +485,7 @@ def test_upgrade_from_v1_8_3_to_v1_9_0_with_traffic(
         time.sleep(1)
         client.stop()
         with capsys.disabled():  # in `make test`'s output too, not only with -s
-            print(f"\nUPGRADE failed requests (steady client, 20/s): {client.report()}")
+            print(f"\nUPGRADE {old} -> {NEW} failed requests (steady client, 20/s): {client.report()}")
             print("UPGRADE timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
         for phase in ("controller replaced", "after"):
             assert not client.failed.get(phase), (phase, client.failed.get(phase))
@@ -489,12 +494,12 @@ def test_upgrade_from_v1_8_3_to_v1_9_0_with_traffic(
 
         again = kube.playbook("install", new_cfg, record_helm=True).ok()
         assert again.recap["changed"] == 0, again.output[-3000:]
-        assert again.helm == [], "a second v1.9.0 install starts no helm"
+        assert again.helm == [], f"a second {NEW} install starts no helm"
 
         mark = len(kube.cluster.audit())
-        down = kube.playbook("install", config(kube, OLD))
+        down = kube.playbook("install", config(kube, old))
         assert down.returncode != 0
-        assert "chart.version v1.8.3 is older than the Envoy Gateway v1.9.0" in down.output, down.output[-3000:]
+        assert f"chart.version {old} is older than the Envoy Gateway {NEW}" in down.output, down.output[-3000:]
         assert "chart.allow_downgrade: true" in down.output
         assert block_writes(kube, mark) == [], "nothing written by the refused downgrade"
     finally:

@@ -21,7 +21,7 @@ from tests.harness.api import Api
 from tests.harness.cluster import Cluster
 from tests.support import apiserver
 from tests.support.apiserver import request, wait
-from tests.support.gate import shared_dir
+from tests.support.gate import envoy_gateway_crds
 from tests.support.helpers import objects, with_gateway
 from tests.support.tenant_objects import CASES, MERGE_HINT, TENANT_NAMESPACE
 
@@ -31,7 +31,7 @@ EEPS = f"/apis/gateway.envoyproxy.io/v1alpha1/namespaces/{TENANT_NAMESPACE}/envo
 
 def check_enforcement(api: Api) -> None:
     """The whole scenario against any API server the admin client reaches; leaves it as it found it."""
-    crd_file = shared_dir() / "crds" / "envoy-gateway" / "gateway.envoyproxy.io_envoyextensionpolicies.yaml"
+    crd_file = envoy_gateway_crds() / "gateway.envoyproxy.io_envoyextensionpolicies.yaml"
     crd = apiserver.crd(crd_file, "envoyextensionpolicies.gateway.envoyproxy.io")
     admission = [o for o in objects(ON) if o["kind"] in apiserver.PLURAL]
     assert [o["kind"] for o in admission] == ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]

@@ -27,7 +27,7 @@ import yaml
 from envoy_block import polycrate
 from tests.conftest import ROOT
 from tests.support import seed
-from tests.support.gate import shared_dir
+from tests.support.gate import envoy_gateway_crds
 from tests.translator import configs as translator_configs
 
 pytestmark = pytest.mark.playbook
@@ -35,7 +35,7 @@ BLOCK_POLY = yaml.safe_load((ROOT / "block.poly").read_text(encoding="utf-8"))
 PINNED = ROOT / ".venv" / "bin"
 IMAGE = ROOT / ".venv-image" / "bin"
 # The CRDs install applies, read by crds.py (PyYAML 5.3.1 in the image has no libyaml: ~9 s here, 1 s pinned).
-CRD_FOLDER = shared_dir() / "crds" / "envoy-gateway"
+CRD_FOLDER = envoy_gateway_crds()
 
 BAD: dict[str, dict[str, Any]] = {
     "bad-unknown-key": {"servcie": {"type": "LoadBalancer"}},

@@ -3,7 +3,7 @@
 - Binder: there is no kube-scheduler; every unscheduled pod is bound (pods/binding, as the scheduler does)
   to the harness's node when the harness runs it, else to the kwok node.
 - Kubelet for the two pods that matter: the chart's certgen hook pod and the Envoy Gateway controller pod
-  run the real `envoy-gateway` binary of the image's tag (v1.9.0, or v1.8.3 for the upgrade scenario, each
+  run the real `envoy-gateway` binary of the image's tag (v1.9.1, or v1.9.0 and v1.8.3 for the upgrade scenario, each
   built from its own Go module) with the pod's command, args and env, its volumes (ConfigMaps,
   Secrets, the projected service-account token, emptyDirs) written where the container would see them, in
   a private mount namespace chrooted into the pod's own root (nothing is written into the machine's root).
@@ -40,8 +40,11 @@ from .procs import Proc
 # The Envoy Gateway images the harness can "pull": each tag is the binary built from that module version
 # (tools/build-go.sh), so an upgrade runs the old and the new controller for real.
 EG_IMAGE_REPOSITORY = "envoyproxy/gateway"
-EG_VERSION = "v1.9.0"
-EG_BINARIES = {EG_VERSION: BIN / "envoy-gateway", "v1.8.3": TOOLS / "envoy-gateway-v1.8.3" / "envoy-gateway"}
+EG_VERSION = "v1.9.1"
+EG_BINARIES = {
+    EG_VERSION: BIN / "envoy-gateway",
+    **{old: TOOLS / f"envoy-gateway-{old}" / "envoy-gateway" for old in ("v1.9.0", "v1.8.3")},
+}
 REVISION = "deployment.kubernetes.io/revision"
 CHROOT = shutil.which("chroot") or "/usr/sbin/chroot"
 

@@ -44,10 +44,20 @@ def shared_dir() -> Path:
     return path
 
 
+# The Envoy Gateway release the block installs by default, whose CRDs the gate judges against. The shared
+# folder keeps v1.9.1's outside crds/ (crds/envoy-gateway holds v1.9.0's, the upgrade source's).
+ENVOY_GATEWAY_CRDS = "crds-envoy-gateway-v1.9.1"
+
+
+def envoy_gateway_crds() -> Path:
+    """The folder of the default release's gateway.envoyproxy.io CRDs."""
+    return shared_dir() / ENVOY_GATEWAY_CRDS
+
+
 def crd_files(gateway_api_channel: str = "standard") -> list[Path]:
     crds = shared_dir() / "crds"
-    files = [crds / "gateway-api" / f"{gateway_api_channel}-install.yaml"]
-    for folder in ("envoy-gateway", "victoriametrics", "cilium", "calico", "calico-v3"):
+    files = [crds / "gateway-api" / f"{gateway_api_channel}-install.yaml", *sorted(envoy_gateway_crds().glob("*.yaml"))]
+    for folder in ("victoriametrics", "cilium", "calico", "calico-v3"):
         files += sorted((crds / folder).glob("*.yaml"))
     return files
 

@@ -120,6 +120,21 @@ WAF_BESIDE_TENANT_POLICY: dict[str, Any] = {
     "waf": {"enabled": True, "default_policy": {"enabled": True}, "body": {"limit": 200000}},
 }
 
+# Every proxy availability setting (docs/operations.md#proxy-availability): the translator validates both
+# EnvoyProxies before it accepts their GatewayClasses.
+PROXY_AVAILABILITY: dict[str, Any] = {
+    "default_gateway": {"enabled": True},
+    "data_plane": {
+        "autoscaling": {"enabled": True, "min_replicas": 3, "max_replicas": 6, "cpu_utilization": 80},
+        "disruption_budget": {"max_unavailable": 2},
+        "shutdown": {"drain_timeout": "2m", "min_drain_duration": "45s"},
+        "topology_spread": {"when_unsatisfiable": "DoNotSchedule"},
+        "priority_class_name": "edge-critical",
+        "node_selector": {"node-role.example.com/edge": "true"},
+        "tolerations": [{"key": "edge", "operator": "Equal", "value": "true", "effect": "NoSchedule"}],
+    },
+}
+
 CONFIGS: dict[str, dict[str, Any]] = {
     **{f"example-{name}": cfg for name, cfg in EXAMPLES.items()},
     **seed.envoy_configs(),
@@ -127,6 +142,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "tenant-targets": TENANT_TARGETS,
     "waf-partial-merged": WAF_PARTIAL_MERGED,
     "waf-beside-tenant-policy": WAF_BESIDE_TENANT_POLICY,
+    "proxy-availability": PROXY_AVAILABILITY,
 }
 
 

@@ -1,4 +1,4 @@
-"""Run Envoy Gateway's own translator: `egctl experimental translate` v1.9.0, built by `make tools`.
+"""Run Envoy Gateway's own translator: `egctl experimental translate` v1.9.1, built by `make tools`.
 
 One call takes one multi-document YAML file and returns, as JSON, the Gateway API objects with the status
 the translator computed (`--to gateway-api`) and one Envoy admin config dump per xDS IR key (`--to xds`).
@@ -22,7 +22,7 @@ import yaml
 from tests.conftest import ROOT
 
 EGCTL = Path(os.environ.get("ENVOY_EGCTL", ROOT / ".tools/bin/egctl"))
-VERSION = "v1.9.0"
+VERSION = "v1.9.1"
 # One translation takes 1-3 s on the 2-core CI machine (most of it egctl loading its CRD schemas).
 TIMEOUT_SECONDS = 60.0
 

@@ -143,6 +143,7 @@ def test_only_kinds_the_translator_ignores_are_left_out() -> None:
         "CiliumNetworkPolicy",
         "GlobalNetworkPolicy",
         "VMPodScrape",
+        "VMServiceScrape",
         "ValidatingAdmissionPolicy",  # admission (waf.enforce, the PROXY port guard): the API server's business
         "ValidatingAdmissionPolicyBinding",
     }

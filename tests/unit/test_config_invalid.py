@@ -44,6 +44,46 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ("replicas-zero", {"data_plane": {"replicas": 0}}, "config.data_plane.replicas"),
     ("replicas-string", {"data_plane": {"replicas": "2"}}, "config.data_plane.replicas: must be of type integer"),
     (
+        "autoscaling-min-above-max",
+        {"data_plane": {"autoscaling": {"enabled": True, "min_replicas": 5, "max_replicas": 3}}},
+        "config.data_plane.autoscaling.min_replicas: 5 is above max_replicas 3",
+    ),
+    (
+        "autoscaling-daemonset",
+        {"data_plane": {"kind": "DaemonSet", "autoscaling": {"enabled": True}}},
+        "config.data_plane.autoscaling.enabled: a DaemonSet runs one proxy per node and cannot be autoscaled",
+    ),
+    (
+        "autoscaling-without-cpu-request",
+        {"data_plane": {"autoscaling": {"enabled": True}, "resources": {"requests": {"cpu": ""}}}},
+        "config.data_plane.autoscaling.cpu_utilization: is a percentage of the proxies' CPU request",
+    ),
+    (
+        "budget-blocks-every-drain",
+        {"data_plane": {"disruption_budget": {"max_unavailable": 0}}},
+        "config.data_plane.disruption_budget.max_unavailable: 0 lets no proxy be evicted",
+    ),
+    (
+        "drain-min-above-timeout",
+        {"data_plane": {"shutdown": {"drain_timeout": "20s", "min_drain_duration": "1m"}}},
+        "config.data_plane.shutdown.min_drain_duration: 1m is longer than drain_timeout 20s",
+    ),
+    (
+        "drain-not-a-duration",
+        {"data_plane": {"shutdown": {"drain_timeout": "soon"}}},
+        "config.data_plane.shutdown.drain_timeout",
+    ),
+    (
+        "spread-enum",
+        {"data_plane": {"topology_spread": {"when_unsatisfiable": "Never"}}},
+        "config.data_plane.topology_spread.when_unsatisfiable",
+    ),
+    (
+        "toleration-unknown-key",
+        {"data_plane": {"tolerations": [{"key": "a", "seconds": 3}]}},
+        "config.data_plane.tolerations[0].seconds: unknown key",
+    ),
+    (
         "quantity",
         {"data_plane": {"resources": {"requests": {"cpu": "lots"}}}},
         "config.data_plane.resources.requests.cpu: 'lots' is not valid; use a Kubernetes quantity",

@@ -12,7 +12,7 @@ from tests.support.helpers import at, plan
 DIGEST = "sha256:" + "0123456789abcdef" * 4
 CASES: list[tuple[str, dict[str, Any], str, Any]] = [
     ("chart-ref", {}, "chart_ref", "oci://docker.io/envoyproxy/gateway-helm"),
-    ("chart-version", {}, "chart_version", "v1.9.0"),
+    ("chart-version", {}, "chart_version", "v1.9.1"),
     ("skip-crds", {}, "skip_crds", True),
     ("crd-subchart-off", {}, "values.crds.enabled", False),
     ("release-namespace", {"namespace": "edge"}, "namespace", "edge"),
@@ -22,12 +22,12 @@ CASES: list[tuple[str, dict[str, Any], str, Any]] = [
         "values.global.images.envoyGateway.image",
         "r.example/envoyproxy/gateway:v1.9.1",
     ),
-    ("proxy-image", {}, "values.global.images.envoyProxy.image", "docker.io/envoyproxy/envoy:distroless-v1.39.0"),
+    ("proxy-image", {}, "values.global.images.envoyProxy.image", "docker.io/envoyproxy/envoy:distroless-v1.39.1"),
     (
         "controller-image-by-digest",
         {"image": {"controller": {"digest": DIGEST}}},
         "values.global.images.envoyGateway.image",
-        f"docker.io/envoyproxy/gateway:v1.9.0@{DIGEST}",
+        f"docker.io/envoyproxy/gateway:v1.9.1@{DIGEST}",
     ),
     (
         "deploy-type",

@@ -21,7 +21,7 @@ import yaml
 
 from envoy_block import crds
 from envoy_block.plan import DIGEST_ANNOTATION, with_digest
-from tests.support.gate import ROOT, shared_dir
+from tests.support.gate import ROOT, envoy_gateway_crds, shared_dir
 from tests.support.helpers import plan
 
 HELM = ROOT / ".tools/bin/helm"
@@ -49,7 +49,7 @@ def test_mixed_nested_folder(tmp_path: Path) -> None:
     (tmp_path / "a/b").mkdir(parents=True)
     shutil.copy(src / "gateway-api/standard-install.yaml", tmp_path / "a/gateway-api.yml")
     extra = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "readme"}}]
-    for i, path in enumerate(sorted((src / "envoy-gateway").glob("*.yaml"))):
+    for i, path in enumerate(sorted(envoy_gateway_crds().glob("*.yaml"))):
         text = path.read_text(encoding="utf-8")
         if i % 2:  # every other CRD shares its file with a non-CRD document
             text += "\n---\n" + yaml.safe_dump(extra[0])
@@ -61,7 +61,7 @@ def test_mixed_nested_folder(tmp_path: Path) -> None:
 
 
 def test_missing_crds_are_named_before_anything_is_applied(tmp_path: Path) -> None:
-    for path in sorted((shared_dir() / "crds/envoy-gateway").glob("*.yaml")):
+    for path in sorted(envoy_gateway_crds().glob("*.yaml")):
         if "envoyproxies" not in path.name and "securitypolicies" not in path.name:
             shutil.copy(path, tmp_path / path.name)
     with pytest.raises(crds.CrdError) as err:
@@ -87,7 +87,7 @@ def test_real_crd_chart_gives_only_crds() -> None:
             str(HELM),
             "template",
             "crds",
-            str(shared_dir() / "charts/gateway-crds-helm-v1.9.0.tgz"),
+            str(shared_dir() / "charts/gateway-crds-helm-v1.9.1.tgz"),
             "--set",
             "crds.gatewayAPI.enabled=true",
             "--set",
@@ -170,10 +170,10 @@ def test_the_crd_source_digest_covers_everything_the_crds_are_made_from(tmp_path
     chart = _settings()
     remote = crds.source_digest(chart)
     assert crds.source_digest({**chart, "chart_url": "oci://mirror.example/gateway-crds-helm"}) != remote
-    assert crds.source_digest({**chart, "envoy_gateway": {"version": "v1.9.1"}}) != remote
+    assert crds.source_digest({**chart, "envoy_gateway": {"version": "v1.10.0"}}) != remote
     assert crds.source_digest({**chart, "chart_values": {"crds": {}}}) != remote
-    tgz = tmp_path / "gateway-crds-helm-v1.9.0.tgz"
-    shutil.copy(shared_dir() / "charts/gateway-crds-helm-v1.9.0.tgz", tgz)
+    tgz = tmp_path / "gateway-crds-helm-v1.9.1.tgz"
+    shutil.copy(shared_dir() / "charts/gateway-crds-helm-v1.9.1.tgz", tgz)
     local = crds.source_digest({**chart, "chart_url": str(tgz)})
     with tgz.open("ab") as out:
         out.write(b"\0")
@@ -214,3 +214,35 @@ def test_the_crd_source_is_current_only_while_the_cluster_holds_all_it_gave() ->
     assert [c["metadata"]["name"] for c in crds.stale(got["crds"], unstamped)] == [live[0]["metadata"]["name"]], (
         "a CRD that lost its source stamp is applied again, or every later run would read the source again"
     )
+
+
+def test_the_gate_judges_the_crds_of_the_release_the_block_installs() -> None:
+    """The gate's gateway.envoyproxy.io CRDs are object-equal to what the default chart.version's CRD chart
+    renders: a default moved to another release without moving the gate's CRDs (or the reverse) turns this
+    red. v1.9.1 changed two of them against v1.9.0 (envoyextensionpolicies, securitypolicies)."""
+    version = plan().to_dict()["crds"]["envoy_gateway"]["version"]
+    assert envoy_gateway_crds().name.endswith(f"-{version}"), (envoy_gateway_crds(), version)
+    rendered = subprocess.run(
+        [
+            *(str(HELM), "template", "crds", str(shared_dir() / f"charts/gateway-crds-helm-{version}.tgz")),
+            *("--set", "crds.envoyGateway.enabled=true"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    from_chart = {
+        d["metadata"]["name"]: d
+        for d in yaml.safe_load_all(rendered)
+        if d and d["kind"] == "CustomResourceDefinition" and d["spec"]["group"] == "gateway.envoyproxy.io"
+    }
+    gate = {
+        d["metadata"]["name"]: d
+        for path in sorted(envoy_gateway_crds().glob("*.yaml"))
+        for d in yaml.safe_load_all(path.read_text(encoding="utf-8"))
+        if d
+    }
+    assert sorted(gate) == sorted(crds.ENVOY_GATEWAY)
+    assert sorted(from_chart) == sorted(gate)
+    differ = [name for name in gate if gate[name]["spec"] != from_chart[name]["spec"]]
+    assert differ == [], f"the gate's CRDs are not {version}'s: {differ}"

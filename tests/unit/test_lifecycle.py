@@ -104,7 +104,11 @@ def test_third_party_kinds_name_what_provides_them() -> None:
     """install checks these before changing anything; the block's own and built-in kinds are never listed."""
     p = plan({"metrics": {"vmpodscrape": {"enabled": True}}, "network_policy": {"provider": "calico"}}).to_dict()
     kinds = {(k["kind"], k["needs"].split()[0]) for k in lifecycle.third_party_kinds(p)}
-    assert kinds == {("VMPodScrape", "metrics.vmpodscrape.enabled"), ("NetworkPolicy", "network_policy.provider")}
+    assert kinds == {
+        ("VMPodScrape", "metrics.vmpodscrape.enabled"),
+        ("VMServiceScrape", "metrics.vmpodscrape.enabled"),
+        ("NetworkPolicy", "network_policy.provider"),
+    }
     assert lifecycle.third_party_kinds(plan({}).to_dict()) == []
 
 
@@ -402,3 +406,15 @@ def test_tenant_gateways_are_told_apart_by_namespace_name_and_labels() -> None:
         "a Gateway without the ownership labels is not the block's, whatever its name"
     )
     assert lifecycle.tenant_gateways(gateways[:1], owned, OWN) == []
+
+
+def test_status_shows_the_monitoring_objects() -> None:
+    """`status` lists the scrapes and the VMRule the plan renders (present, or not found: unhealthy)."""
+    p = plan({"metrics": {"vmpodscrape": {"enabled": True}, "rules": {"enabled": True}}}).to_dict()
+    wanted = [q for q in lifecycle.status_queries(p) if q["kind"] in lifecycle.MONITORING_KINDS]
+    assert sorted(q["kind"] for q in wanted) == ["VMPodScrape", "VMRule", "VMServiceScrape"]
+    found = [{"kind": q["kind"], "metadata": {"name": q["name"], "namespace": q["namespace"]}} for q in wanted]
+    rows = [r for r in lifecycle.status_rows(p, found, None) if r["what"] in lifecycle.MONITORING_KINDS]
+    assert [(r["ok"], r["detail"]) for r in rows] == [(True, "present")] * 3
+    rows = [r for r in lifecycle.status_rows(p, found[1:], None) if r["what"] in lifecycle.MONITORING_KINDS]
+    assert [r["ok"] for r in rows].count(False) == 1

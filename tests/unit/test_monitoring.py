@@ -1,18 +1,49 @@
 """Invariant: the VMPodScrape scrapes the proxies' `metrics` port (19001) at /stats/prometheus, selected
-by the block-owned proxy label (the same one the EnvoyProxy stamps), only when enabled."""
+by the block-owned proxy label (the same one the EnvoyProxy stamps), only when enabled; beside it the
+controller's VMServiceScrape and the WAF's VMPodScrape, each setting its own job label. The VMRule's alerts
+and the dashboards follow their switches and thresholds, and every alert has a summary, a description and a
+runbook_url into a section of docs/alerts.md. All of them pass the real VictoriaMetrics CRDs."""
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import pytest
 
-from tests.support.helpers import at, find, kinds
+from envoy_block.components import waf
+from envoy_block.polycrate import merge_config
+from tests.conftest import ROOT
+from tests.support import metric_names
+from tests.support.helpers import at, find, kinds, objects, with_gateway
 
 ON = {"metrics": {"vmpodscrape": {"enabled": True}}}
 
 CASES: list[tuple[str, dict[str, Any], str, Any]] = [
-    ("endpoint", ON, "spec.podMetricsEndpoints", [{"port": "metrics", "path": "/stats/prometheus", "interval": "30s"}]),
+    (
+        "endpoint",
+        ON,
+        "spec.podMetricsEndpoints",
+        [
+            {
+                "port": "metrics",
+                "path": "/stats/prometheus",
+                "interval": "30s",
+                "relabelConfigs": [{"action": "replace", "targetLabel": "job", "replacement": "envoy-proxies"}],
+            }
+        ],
+    ),
+    (
+        "owner-labels-on-series",
+        ON,
+        "spec.podTargetLabels",
+        [
+            "gateway.envoyproxy.io/owning-gateway-name",
+            "gateway.envoyproxy.io/owning-gateway-namespace",
+            "gateway.envoyproxy.io/owning-gatewayclass",
+        ],
+    ),
     (
         "interval",
         {"metrics": {"vmpodscrape": {"enabled": True, "interval": "15s"}}},
@@ -50,3 +81,154 @@ def test_selector_matches_stamped_proxy_labels() -> None:
 
 def test_absent_by_default() -> None:
     assert "VMPodScrape" not in kinds({})
+
+
+WAF = {"waf": {"enabled": True}}
+RULES = {"metrics": {"vmpodscrape": {"enabled": True}, "rules": {"enabled": True}}}
+EVERYTHING = merge_config(
+    with_gateway(WAF), {**RULES, "metrics": {**RULES["metrics"], "dashboards": {"enabled": True}}}
+)
+
+
+def test_controller_scrape_selects_the_charts_service() -> None:
+    """The chart's Service `envoy-gateway` carries control-plane and the release name as instance (gateway-helm
+    eg.labels) and names its 19001 port `metrics`."""
+    scrape = find(ON, "VMServiceScrape")
+    assert scrape["spec"]["selector"]["matchLabels"] == {
+        "control-plane": "envoy-gateway",
+        "app.kubernetes.io/instance": "envoy-gateway",
+    }
+    assert scrape["spec"]["namespaceSelector"] == {"matchNames": ["envoy-gateway-system"]}
+    (endpoint,) = scrape["spec"]["endpoints"]
+    assert (endpoint["port"], endpoint["path"]) == ("metrics", "/metrics")
+    assert endpoint["relabelConfigs"][0]["replacement"] == "envoy-controller"
+
+
+def test_waf_scrape_selects_the_waf_pods_metrics_port() -> None:
+    cfg = merge_config(ON, WAF)
+    assert "VMPodScrape" not in [o["kind"] for o in objects(merge_config(WAF, {}))]
+    scrape = find(cfg, "VMPodScrape", "envoy-waf")
+    deployment = find(cfg, "Deployment", "envoy-waf")
+    pod = deployment["spec"]["template"]
+    assert scrape["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
+    ports = {p["name"]: p["containerPort"] for p in pod["spec"]["containers"][0]["ports"]}
+    (endpoint,) = scrape["spec"]["podMetricsEndpoints"]
+    assert ports[endpoint["port"]] == waf.METRICS_PORT
+    assert (endpoint["path"], endpoint["relabelConfigs"][0]["replacement"]) == ("/metrics", "envoy-waf")
+
+
+def _rules(cfg: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    rule = find(cfg, "VMRule")
+    return {r["alert"]: r for g in rule["spec"]["groups"] for r in g["rules"]}
+
+
+def test_alerts_follow_the_config() -> None:
+    assert "VMRule" not in kinds(ON)
+    default = _rules(RULES)
+    assert set(default) == {
+        "EnvoyGatewayControllerDown",
+        "EnvoyGatewayReconcileFailing",
+        "EnvoyProxiesDown",
+        "EnvoyProxyFleetBelowSize",
+        "EnvoyDownstream5xxRatioHigh",
+        "EnvoyUpstream5xxRatioHigh",
+        "EnvoyP99LatencyHigh",
+        "EnvoyXdsConfigRejected",
+        "EnvoyProxyMemoryNearLimit",
+    }
+    assert {"EnvoyWafDown", "EnvoyWafStreamsFailing", "EnvoyWafBlockingAboveBaseline"} <= set(
+        _rules(merge_config(RULES, WAF))
+    )
+    assert default["EnvoyProxyFleetBelowSize"]["expr"].endswith("< 2")
+    assert default["EnvoyDownstream5xxRatioHigh"]["expr"].endswith("> 0.05")
+    assert default["EnvoyP99LatencyHigh"]["expr"].endswith("> 1000")
+    assert default["EnvoyProxyMemoryNearLimit"]["expr"].endswith("> 0.9 * 1073741824")
+    assert default["EnvoyUpstream5xxRatioHigh"]["for"] == "5m"
+    tuned = _rules(
+        merge_config(
+            RULES,
+            {
+                "metrics": {
+                    "rules": {"upstream_5xx_ratio": 0.2, "p99_latency": "250ms", "memory_ratio": 0.8, "for": "2m"}
+                },
+                "data_plane": {"autoscaling": {"enabled": True, "min_replicas": 4, "max_replicas": 8}},
+            },
+        )
+    )
+    assert tuned["EnvoyUpstream5xxRatioHigh"]["expr"].endswith("> 0.2")
+    assert tuned["EnvoyUpstream5xxRatioHigh"]["for"] == "2m"
+    assert tuned["EnvoyP99LatencyHigh"]["expr"].endswith("> 250")
+    assert tuned["EnvoyProxyFleetBelowSize"]["expr"].endswith("< 4"), "the autoscaler's minimum is the fleet's size"
+    daemonset = _rules(merge_config(RULES, {"data_plane": {"kind": "DaemonSet"}}))
+    assert "EnvoyProxyFleetBelowSize" not in daemonset, "a DaemonSet has no fleet size"
+
+
+def test_every_alert_has_its_runbook_section() -> None:
+    alerts_doc = (ROOT / "docs/alerts.md").read_text(encoding="utf-8")
+    sections = set(re.findall(r"^## (\S+)$", alerts_doc, re.MULTILINE))
+    rules = _rules(merge_config(RULES, WAF))
+    for name, rule in rules.items():
+        annotations = rule["annotations"]
+        assert annotations["summary"], name
+        assert len(annotations["description"]) > 80, name
+        url, _, anchor = annotations["runbook_url"].partition("#")
+        assert url == "docs/alerts.md", (name, url)
+        assert anchor in sections, (name, annotations["runbook_url"])
+        assert f"**{name}**" in alerts_doc, name
+    assert sections == {name.lower() for name in rules}, "one section per alert, none left over"
+
+
+def test_dashboards_carry_the_sidecar_label() -> None:
+    cms = [o for o in objects(EVERYTHING) if o["kind"] == "ConfigMap" and "-dashboard-" in o["metadata"]["name"]]
+    assert sorted(c["metadata"]["name"] for c in cms) == [
+        "envoy-dashboard-controller",
+        "envoy-dashboard-edge",
+        "envoy-dashboard-waf",
+    ]
+    assert all(c["metadata"]["labels"]["grafana_dashboard"] == "1" for c in cms)
+    relabelled = merge_config(
+        EVERYTHING, {"metrics": {"dashboards": {"label": {"key": "dash.example.com/x", "value": "yes"}}}}
+    )
+    for cm in objects(relabelled):
+        if "-dashboard-" in cm["metadata"]["name"]:
+            assert cm["metadata"]["labels"]["dash.example.com/x"] == "yes"
+            assert "grafana_dashboard" not in cm["metadata"]["labels"]
+    for cm in cms:
+        (content,) = cm["data"].values()
+        dashboard = json.loads(content)
+        assert dashboard["panels"]
+        assert all(p["targets"] for p in dashboard["panels"])
+
+
+def test_every_query_selects_a_block_scrape_job() -> None:
+    """Each metric selector in an alert or panel names the job of one of the block's scrapes, so it reads
+    this block's series and no other installation's."""
+    queries = metric_names.queries(objects(EVERYTHING))
+    assert len(queries) > 30
+    for where, expr in queries.items():
+        selectors = re.findall(r"\{([^{}]*)\}", expr)
+        assert selectors, where
+        for selector in selectors:
+            assert re.search(r'job="envoy-(proxies|controller|waf)"', selector), (where, selector)
+
+
+def test_names_in_query() -> None:
+    q = metric_names.names_in_query
+    assert q('sum by (a, le) (rate(x_total{job="j",b=~"c|d"}[5m] offset 1h)) / ignoring(a) y > 0.5 * 1e3') == {
+        "x_total",
+        "y",
+    }
+    assert q('histogram_quantile(0.99, sum by (le) (rate(h_bucket{job="w"}[$__rate_interval])))') == {"h_bucket"}
+    assert q('absent(up{job="c"} == 1) or count by (ns) (up{job="p"} == 1) < 2') == {"up"}
+    assert metric_names.exposed('# TYPE a counter\na{x="1"} 2\nb 3\n') == {"a", "b"}
+
+
+def test_monitoring_objects_pass_the_victoriametrics_crds() -> None:
+    # Polycrate's image Python (make unit's second pass) cannot have the gate's jsonschema 4 tools.
+    pytest.importorskip("kubernetes_validate")
+    from tests.support.gate import validate
+
+    for obj in objects(EVERYTHING):
+        if obj["kind"] in ("VMPodScrape", "VMServiceScrape", "VMRule", "ConfigMap"):
+            result = validate(obj)
+            assert not result.errors, (obj["kind"], obj["metadata"]["name"], result.errors)

@@ -41,7 +41,7 @@ CASES: list[tuple[str, dict[str, Any], str, str, Any]] = [
         {"image": {"proxy": {"digest": "sha256:" + "f" * 64}}},
         "eg-shared",
         f"{K}.envoyDeployment.container.image",
-        "docker.io/envoyproxy/envoy:distroless-v1.39.0@sha256:" + "f" * 64,
+        "docker.io/envoyproxy/envoy:distroless-v1.39.1@sha256:" + "f" * 64,
     ),
     (
         "resources-merge-defaults",
@@ -120,6 +120,155 @@ CASES: list[tuple[str, dict[str, Any], str, str, Any]] = [
     ("access-log-off", {"logging": {"access_log": False}}, "eg-shared", "spec.telemetry.accessLog.disable", True),
     ("log-level", {"logging": {"level": "debug"}}, "eg-dedicated", "spec.logging.level.default", "debug"),
     ("in-block-namespace", {"namespace": "edge"}, "eg-shared", "metadata.namespace", "edge"),
+    # Availability (issue 27): a budget whenever a fleet has 2+ proxies, surge-only rollouts, drain settings.
+    ("pdb-by-default", {}, "eg-shared", f"{K}.envoyPDB", {"maxUnavailable": 1}),
+    ("pdb-on-dedicated", {}, "eg-dedicated", f"{K}.envoyPDB.maxUnavailable", 1),
+    (
+        "pdb-max-unavailable",
+        {"data_plane": {"disruption_budget": {"max_unavailable": 2}}},
+        "eg-shared",
+        f"{K}.envoyPDB.maxUnavailable",
+        2,
+    ),
+    ("no-pdb-for-one-replica", {"data_plane": {"replicas": 1}}, "eg-shared", f"{K}.envoyPDB", MISSING),
+    ("no-pdb-for-daemonset", {"data_plane": {"kind": "DaemonSet"}}, "eg-shared", f"{K}.envoyPDB", MISSING),
+    ("no-hpa-by-default", {}, "eg-shared", f"{K}.envoyHpa", MISSING),
+    (
+        "rollout-never-below-size",
+        {},
+        "eg-shared",
+        f"{K}.envoyDeployment.strategy",
+        {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}},
+    ),
+    (
+        "daemonset-rollout-surges",
+        {"data_plane": {"kind": "DaemonSet"}},
+        "eg-shared",
+        f"{K}.envoyDaemonSet.strategy.rollingUpdate",
+        {"maxSurge": 1, "maxUnavailable": 0},
+    ),
+    ("drain-defaults", {}, "eg-dedicated", "spec.shutdown", {"drainTimeout": "60s", "minDrainDuration": "30s"}),
+    (
+        "drain-configured",
+        {"data_plane": {"shutdown": {"drain_timeout": "5m", "min_drain_duration": "45s"}}},
+        "eg-shared",
+        "spec.shutdown",
+        {"drainTimeout": "5m", "minDrainDuration": "45s"},
+    ),
+    (
+        "spread-nodes",
+        {},
+        "eg-shared",
+        f"{K}.envoyDeployment.pod.topologySpreadConstraints[0].topologyKey",
+        "kubernetes.io/hostname",
+    ),
+    (
+        "spread-nodes-soft",
+        {},
+        "eg-shared",
+        f"{K}.envoyDeployment.pod.topologySpreadConstraints[0].whenUnsatisfiable",
+        "ScheduleAnyway",
+    ),
+    (
+        "spread-nodes-hard",
+        {"data_plane": {"topology_spread": {"when_unsatisfiable": "DoNotSchedule"}}},
+        "eg-shared",
+        f"{K}.envoyDeployment.pod.topologySpreadConstraints[0].whenUnsatisfiable",
+        "DoNotSchedule",
+    ),
+    (
+        "spread-zones-always-soft",
+        {"data_plane": {"topology_spread": {"when_unsatisfiable": "DoNotSchedule"}}},
+        "eg-shared",
+        f"{K}.envoyDeployment.pod.topologySpreadConstraints[1]",
+        {
+            "maxSkew": 1,
+            "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {
+                "matchLabels": {
+                    "app.kubernetes.io/instance": "envoy",
+                    "app.kubernetes.io/part-of": "envoy-gateway",
+                    "envoy.polycrate.io/gatewayclass": "eg-shared",
+                    "envoy.polycrate.io/role": "proxy",
+                    "polycrate_log_source": "app",
+                }
+            },
+            "matchLabelKeys": ["pod-template-hash"],
+            "nodeTaintsPolicy": "Honor",
+        },
+    ),
+    (
+        "spread-off",
+        {"data_plane": {"topology_spread": {"enabled": False}}},
+        "eg-shared",
+        f"{K}.envoyDeployment.pod.topologySpreadConstraints",
+        MISSING,
+    ),
+    (
+        "no-spread-for-daemonset",
+        {"data_plane": {"kind": "DaemonSet"}},
+        "eg-shared",
+        f"{K}.envoyDaemonSet.pod.topologySpreadConstraints",
+        MISSING,
+    ),
+    (
+        "priority-class",
+        {"data_plane": {"priority_class_name": "edge-critical"}},
+        "eg-dedicated",
+        f"{K}.envoyDeployment.pod.priorityClassName",
+        "edge-critical",
+    ),
+    ("no-priority-class-by-default", {}, "eg-shared", f"{K}.envoyDeployment.pod.priorityClassName", MISSING),
+    (
+        "node-selector",
+        {"data_plane": {"node_selector": {"node-role.example.com/edge": "true"}}},
+        "eg-shared",
+        f"{K}.envoyDeployment.pod.nodeSelector",
+        {"node-role.example.com/edge": "true"},
+    ),
+    (
+        "tolerations",
+        {
+            "data_plane": {
+                "tolerations": [{"key": "edge", "operator": "Exists", "effect": "NoExecute", "toleration_seconds": 30}]
+            }
+        },
+        "eg-shared",
+        f"{K}.envoyDeployment.pod.tolerations",
+        [{"key": "edge", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}],
+    ),
+]
+
+AUTOSCALED = {
+    "data_plane": {"autoscaling": {"enabled": True, "min_replicas": 3, "max_replicas": 9, "cpu_utilization": 60}}
+}
+CASES += [
+    (
+        "hpa",
+        AUTOSCALED,
+        "eg-shared",
+        f"{K}.envoyHpa",
+        {
+            "minReplicas": 3,
+            "maxReplicas": 9,
+            "metrics": [
+                {
+                    "type": "Resource",
+                    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}},
+                }
+            ],
+        },
+    ),
+    ("hpa-drops-replicas", AUTOSCALED, "eg-dedicated", f"{K}.envoyDeployment.replicas", MISSING),
+    ("hpa-keeps-pdb", AUTOSCALED, "eg-dedicated", f"{K}.envoyPDB.maxUnavailable", 1),
+    (
+        "hpa-min-one-no-pdb",
+        {"data_plane": {"autoscaling": {"enabled": True, "min_replicas": 1}}},
+        "eg-shared",
+        f"{K}.envoyPDB",
+        MISSING,
+    ),
 ]
 
 

@@ -114,8 +114,8 @@ def test_a_downgrade_stops_install_before_anything_is_written() -> None:
 
 
 def test_a_controller_image_of_another_release_stops_install() -> None:
-    p = plan(with_gateway({"chart": {"version": "v1.8.3"}})).to_dict()  # image.controller stays v1.9.0
-    assert any("image.controller.tag v1.9.0 is not chart.version v1.8.3" in m for m in _state(p, None)["problems"])
+    p = plan(with_gateway({"chart": {"version": "v1.8.3"}})).to_dict()  # image.controller stays v1.9.1
+    assert any("image.controller.tag v1.9.1 is not chart.version v1.8.3" in m for m in _state(p, None)["problems"])
 
 
 def _proxy(image: str, **status: Any) -> dict[str, Any]:

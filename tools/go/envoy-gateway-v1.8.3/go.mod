@@ -1,5 +1,5 @@
 // Wrapper module: builds Envoy Gateway v1.8.3's controller, the previous release line's last patch, which the
-// upgrade scenario (tests/cluster/test_upgrade.py) installs before moving to v1.9.0. egctl stays v1.9.0.
+// upgrade scenario (tests/cluster/test_upgrade.py) installs before moving to v1.9.1. egctl stays v1.9.1.
 module polycrate.local/envoy/tools/envoy-gateway-v1.8.3
 
 go 1.26.5

@@ -5,5 +5,5 @@ No Ansible imports here: the filter plugins in ../../filter are thin adapters ar
 
 from __future__ import annotations
 
-ENVOY_GATEWAY_VERSION = "v1.9.0"
+ENVOY_GATEWAY_VERSION = "v1.9.1"
 GATEWAY_API_VERSION = "v1.6.1"

@@ -24,6 +24,8 @@ OWNED_KINDS: tuple[tuple[str, str, Phase], ...] = (
     ("gateway.envoyproxy.io/v1alpha1", "EnvoyProxy", Phase.PROXY_CONFIG),
     ("gateway.networking.k8s.io/v1", "GatewayClass", Phase.GATEWAYCLASS),
     ("operator.victoriametrics.com/v1beta1", "VMPodScrape", Phase.MONITORING),
+    ("operator.victoriametrics.com/v1beta1", "VMServiceScrape", Phase.MONITORING),
+    ("operator.victoriametrics.com/v1beta1", "VMRule", Phase.MONITORING),
     ("apps/v1", "Deployment", Phase.WAF),
     ("v1", "Service", Phase.WAF),
     ("v1", "ConfigMap", Phase.WAF),
@@ -153,7 +155,17 @@ def proxy_queries(owned: Iterable[Mapping[str, Any]], services_only: bool = Fals
 
 
 # What `status` reports on, besides the controller: every one the plan renders.
-STATUS_KINDS = ("GatewayClass", "Gateway", "ClientTrafficPolicy", "BackendTrafficPolicy", "EnvoyExtensionPolicy")
+# The monitoring objects carry no status of their own (the VictoriaMetrics operator keeps none on them that
+# says the scraper or vmalert took them): reported as present or not found.
+MONITORING_KINDS = ("VMPodScrape", "VMServiceScrape", "VMRule")
+STATUS_KINDS = (
+    "GatewayClass",
+    "Gateway",
+    "ClientTrafficPolicy",
+    "BackendTrafficPolicy",
+    "EnvoyExtensionPolicy",
+    *MONITORING_KINDS,
+)
 
 
 def status_queries(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -202,6 +214,8 @@ def status_rows(
             ok, detail = _condition(obj, "Programmed")
             addresses = [a.get("value") for a in (obj.get("status") or {}).get("addresses") or []]
             detail = f"{detail}; address {', '.join(addresses) or 'none'}"
+        elif kind in MONITORING_KINDS:
+            ok, detail = True, "present"
         else:
             ok, detail = _policy_accepted(obj)
         rows.append({"what": kind, "name": entry["name"], "ok": ok, "detail": detail})
@@ -280,7 +294,9 @@ def status_table(rows: list[dict[str, Any]]) -> list[str]:
 
 # Kinds whose CRDs other components install; install checks they are served before touching anything.
 THIRD_PARTY = {
-    "operator.victoriametrics.com": "metrics.vmpodscrape.enabled needs the VictoriaMetrics operator (its CRDs)",
+    "operator.victoriametrics.com": (
+        "metrics.vmpodscrape.enabled and metrics.rules.enabled need the VictoriaMetrics operator (its CRDs)"
+    ),
     "cilium.io": "network_policy.provider cilium needs Cilium's CRDs",
     "projectcalico.org": "network_policy.provider calico needs the Calico API server (projectcalico.org/v3)",
 }

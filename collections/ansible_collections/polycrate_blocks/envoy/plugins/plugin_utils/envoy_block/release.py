@@ -43,7 +43,11 @@ def differences(release: Mapping[str, Any] | None, helm: Mapping[str, Any]) -> l
 
 # The Envoy each Envoy Gateway release deploys by default (the chart's envoyProxy image tag): what the
 # proxy fleet should run once that release's controller has taken over.
-ENVOY_OF_RELEASE = {"v1.8.3": "distroless-v1.38.3", "v1.9.0": "distroless-v1.39.0"}
+ENVOY_OF_RELEASE = {
+    "v1.8.3": "distroless-v1.38.3",
+    "v1.9.0": "distroless-v1.39.0",
+    "v1.9.1": "distroless-v1.39.1",
+}
 # Envoy Gateway's v1.9.0 release notes (release-notes/v1.9.0.yaml, "breaking changes") list what must be
 # done before upgrading from v1.8; the ones that concern what the block renders or installs.
 UPGRADE_NOTES = {

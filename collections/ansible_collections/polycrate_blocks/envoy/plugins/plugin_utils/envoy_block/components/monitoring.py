@@ -1,4 +1,8 @@
-"""VMPodScrape for the proxies' Prometheus endpoint (container port `metrics`, 19001)."""
+"""Scrapes for every component (proxies, controller, WAF), the alerts (VMRule) and the Grafana dashboards.
+
+Every scrape sets the `job` label itself, so the alerts and panels select a component by a name the block
+chose, never by what a VictoriaMetrics operator version derives from the object's name.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,24 @@ from typing import Any
 from .. import labels
 from ..model import Checked, Config, Problem
 from ..plan import Phase, Step
+from . import alerts, controller, dashboards, waf
+
+PROXY_METRICS_PATH = "/stats/prometheus"
+# Pod labels copied onto the proxies' series: which Gateway (or merged class) a proxy serves.
+PROXY_TARGET_LABELS = (
+    "gateway.envoyproxy.io/owning-gateway-name",
+    "gateway.envoyproxy.io/owning-gateway-namespace",
+    "gateway.envoyproxy.io/owning-gatewayclass",
+)
+
+
+def job(config: Config, component: str) -> str:
+    """The `job` label of a component's series: <block>-proxies, <block>-controller, <block>-waf."""
+    return f"{config.block_name}-{component}"
+
+
+def _job_label(config: Config, component: str) -> list[dict[str, Any]]:
+    return [{"action": "replace", "targetLabel": "job", "replacement": job(config, component)}]
 
 
 def vm_pod_scrape(config: Config) -> dict[str, Any]:
@@ -29,30 +51,94 @@ def vm_pod_scrape(config: Config) -> dict[str, Any]:
                 }
             },
             "namespaceSelector": namespace_selector,
+            "podTargetLabels": list(PROXY_TARGET_LABELS),
             "podMetricsEndpoints": [
-                {"port": "metrics", "path": "/stats/prometheus", "interval": scrape["interval"]},
+                {
+                    "port": "metrics",
+                    "path": PROXY_METRICS_PATH,
+                    "interval": scrape["interval"],
+                    "relabelConfigs": _job_label(config, "proxies"),
+                },
+            ],
+        },
+    }
+
+
+def controller_scrape(config: Config) -> dict[str, Any]:
+    """The controller's /metrics through the chart's Service `envoy-gateway` (port `metrics`, 19001)."""
+    return {
+        "apiVersion": "operator.victoriametrics.com/v1beta1",
+        "kind": "VMServiceScrape",
+        "metadata": labels.metadata(config, f"{config.block_name}-controller", "monitoring", config.get("namespace")),
+        "spec": {
+            # The chart's Service labels: control-plane and the release as instance (gateway-helm eg.labels).
+            "selector": {
+                "matchLabels": {
+                    "control-plane": "envoy-gateway",
+                    "app.kubernetes.io/instance": controller.RELEASE_NAME,
+                }
+            },
+            "namespaceSelector": {"matchNames": [config.get("namespace")]},
+            "endpoints": [
+                {
+                    "port": "metrics",
+                    "path": "/metrics",
+                    "interval": config.get("metrics.vmpodscrape.interval"),
+                    "relabelConfigs": _job_label(config, "controller"),
+                }
+            ],
+        },
+    }
+
+
+def waf_scrape(config: Config) -> dict[str, Any]:
+    """The WAF's /metrics (container port `metrics`)."""
+    return {
+        "apiVersion": "operator.victoriametrics.com/v1beta1",
+        "kind": "VMPodScrape",
+        "metadata": labels.metadata(config, f"{config.block_name}-waf", "monitoring", config.get("namespace")),
+        "spec": {
+            "selector": {"matchLabels": waf.selector(config)},
+            "namespaceSelector": {"matchNames": [config.get("namespace")]},
+            "podMetricsEndpoints": [
+                {
+                    "port": "metrics",
+                    "path": "/metrics",
+                    "interval": config.get("metrics.vmpodscrape.interval"),
+                    "relabelConfigs": _job_label(config, "waf"),
+                }
             ],
         },
     }
 
 
 def build(config: Config) -> list[Step]:
-    if not config.get("metrics.vmpodscrape.enabled"):
-        return []
-    return [Step(Phase.MONITORING, vm_pod_scrape(config))]
+    steps: list[Step] = []
+    if config.get("metrics.vmpodscrape.enabled"):
+        steps.append(Step(Phase.MONITORING, vm_pod_scrape(config)))
+        steps.append(Step(Phase.MONITORING, controller_scrape(config)))
+        if config.get("waf.enabled"):
+            steps.append(Step(Phase.MONITORING, waf_scrape(config)))
+    if config.get("metrics.rules.enabled"):
+        steps.append(Step(Phase.MONITORING, alerts.vm_rule(config)))
+    if config.get("metrics.dashboards.enabled"):
+        steps.extend(Step(Phase.MONITORING, cm) for cm in dashboards.config_maps(config))
+    return steps
 
 
 def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
-    """The VMPodScrape's namespace selector says one thing, and finds the proxies where they run."""
+    """The VMPodScrape's namespace selector says one thing, and finds the proxies where they run; alerts
+    without scrapes would watch nothing."""
     problems: list[Problem] = []
     warnings: list[str] = []
-    selector = values["metrics"]["vmpodscrape"]["namespace_selector"]
+    metrics = values["metrics"]
+    selector = metrics["vmpodscrape"]["namespace_selector"]
     if selector["any"] and selector["match_names"]:
         problems.append(
             Problem("config.metrics.vmpodscrape.namespace_selector", "set either any: true or match_names, not both")
         )
     if (
-        values["metrics"]["vmpodscrape"]["enabled"]
+        metrics["vmpodscrape"]["enabled"]
         and values["deploy_type"] == "GatewayNamespace"
         and not selector["any"]
         and not selector["match_names"]
@@ -60,5 +146,11 @@ def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
         warnings.append(
             "config.metrics.vmpodscrape.namespace_selector: with GatewayNamespace the proxies run in "
             "the Gateways' namespaces; set any: true or list them in match_names"
+        )
+    if metrics["rules"]["enabled"] and not metrics["vmpodscrape"]["enabled"]:
+        warnings.append(
+            "config.metrics.rules.enabled: the alerts read the series the block's scrapes collect (their job "
+            "labels); without metrics.vmpodscrape.enabled nothing collects them and the availability alerts "
+            "fire; enable metrics.vmpodscrape too"
         )
     return problems, warnings

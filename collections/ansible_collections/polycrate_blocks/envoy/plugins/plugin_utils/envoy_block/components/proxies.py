@@ -1,7 +1,10 @@
-"""EnvoyProxy pair: `shared` (mergeGateways, one VIP) and `dedicated` (a proxy fleet per Gateway)."""
+"""EnvoyProxy pair: `shared` (mergeGateways, one VIP) and `dedicated` (a proxy fleet per Gateway), with what
+keeps a fleet serving through rollouts and node drains: a disruption budget, optional autoscaling, drain
+settings, a surge-only rolling update, topology spread and placement (docs/operations.md#proxy-availability)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -61,18 +64,110 @@ def _service(config: Config, shared: bool) -> dict[str, Any]:
     return spec
 
 
+# Node and zone labels the topology spread uses (well-known labels the kubelet and cloud providers set).
+NODE_KEY = "kubernetes.io/hostname"
+ZONE_KEY = "topology.kubernetes.io/zone"
+# One ReplicaSet's pods: each fleet (and each rollout's new pods) spreads on its own, not against the old
+# ReplicaSet's pods or another Gateway's fleet of the same class.
+SPREAD_MATCH_LABEL_KEYS = ["pod-template-hash"]
+
+
+def fleet_size(data_plane: Mapping[str, Any]) -> int:
+    """The fewest proxies a fleet runs: what the disruption budget and the rollout must keep."""
+    if data_plane["kind"] != "Deployment":
+        return 0  # one per node: no replica count, and node drains skip DaemonSet pods anyway
+    autoscaling = data_plane["autoscaling"]
+    return int(autoscaling["min_replicas"] if autoscaling["enabled"] else data_plane["replicas"])
+
+
+def _pod(config: Config, class_name: str) -> dict[str, Any]:
+    data_plane = config.get("data_plane")
+    pod_labels = labels.proxy_pod(config, class_name)
+    pod: dict[str, Any] = {"labels": pod_labels}
+    if data_plane["node_selector"]:
+        pod["nodeSelector"] = dict(sorted(data_plane["node_selector"].items()))
+    if data_plane["tolerations"]:
+        pod["tolerations"] = [_toleration(t) for t in data_plane["tolerations"]]
+    if data_plane["priority_class_name"]:
+        pod["priorityClassName"] = data_plane["priority_class_name"]
+    spread = data_plane["topology_spread"]
+    if data_plane["kind"] == "Deployment" and spread["enabled"]:
+        selector = {"matchLabels": dict(sorted(pod_labels.items()))}
+        pod["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": key,
+                "whenUnsatisfiable": when,
+                "labelSelector": selector,
+                "matchLabelKeys": list(SPREAD_MATCH_LABEL_KEYS),
+                # A cordoned (draining) node carries the unschedulable taint: counting it as an empty domain
+                # would make every other node "too full" and hold the replacement pod Pending.
+                "nodeTaintsPolicy": "Honor",
+            }
+            for key, when in ((NODE_KEY, spread["when_unsatisfiable"]), (ZONE_KEY, "ScheduleAnyway"))
+        ]
+    return pod
+
+
+def _toleration(item: Mapping[str, Any]) -> dict[str, Any]:
+    names = {"key": "key", "operator": "operator", "value": "value", "effect": "effect"}
+    out = {names[k]: v for k, v in item.items() if k in names}
+    if "toleration_seconds" in item:
+        out["tolerationSeconds"] = item["toleration_seconds"]
+    return out
+
+
+def _strategy(kind: str) -> dict[str, Any]:
+    """Rolling updates add new proxies before removing old ones, so a fleet never runs below its size."""
+    surge = "25%" if kind == "Deployment" else 1
+    return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": surge, "maxUnavailable": 0}}
+
+
 def _workload(config: Config, class_name: str) -> tuple[str, dict[str, Any]]:
     container: dict[str, Any] = {"image": images.reference(config.get("image.proxy"))}
     resources = _resources(config)
     if resources:
         container["resources"] = resources
+    kind = config.get("data_plane.kind")
     workload: dict[str, Any] = {}
-    if config.get("data_plane.kind") == "Deployment":
+    if kind == "Deployment" and not config.get("data_plane.autoscaling.enabled"):
+        # With autoscaling the HPA owns the count: a replicas value here would be written back on every
+        # reconcile and fight it (envoyproxy/gateway#5751).
         workload["replicas"] = config.get("data_plane.replicas")
-    workload["pod"] = {"labels": labels.proxy_pod(config, class_name)}
+    workload["strategy"] = _strategy(kind)
+    workload["pod"] = _pod(config, class_name)
     workload["container"] = container
-    key = "envoyDeployment" if config.get("data_plane.kind") == "Deployment" else "envoyDaemonSet"
+    key = "envoyDeployment" if kind == "Deployment" else "envoyDaemonSet"
     return key, workload
+
+
+def _availability(config: Config) -> dict[str, Any]:
+    """envoyPDB and envoyHpa for the provider block (Deployment fleets only)."""
+    data_plane = config.get("data_plane")
+    out: dict[str, Any] = {}
+    if fleet_size(data_plane) >= 2:
+        out["envoyPDB"] = {"maxUnavailable": data_plane["disruption_budget"]["max_unavailable"]}
+    autoscaling = data_plane["autoscaling"]
+    if data_plane["kind"] == "Deployment" and autoscaling["enabled"]:
+        out["envoyHpa"] = {
+            "minReplicas": autoscaling["min_replicas"],
+            "maxReplicas": autoscaling["max_replicas"],
+            "metrics": [
+                {
+                    "type": "Resource",
+                    "resource": {
+                        "name": "cpu",
+                        "target": {"type": "Utilization", "averageUtilization": autoscaling["cpu_utilization"]},
+                    },
+                }
+            ],
+        }
+    return out
+
+
+def _shutdown(config: Config) -> dict[str, Any]:
+    shutdown = config.get("data_plane.shutdown")
+    return {"drainTimeout": shutdown["drain_timeout"], "minDrainDuration": shutdown["min_drain_duration"]}
 
 
 def _telemetry(config: Config) -> dict[str, Any]:
@@ -101,10 +196,12 @@ def envoy_proxy(config: Config, shared: bool) -> dict[str, Any]:
             "mergeGateways": bool(config.get("gatewayclass.shared.merge_gateways")) if shared else False,
             "logging": {"level": {"default": config.get("logging.level")}},
             "telemetry": _telemetry(config),
+            "shutdown": _shutdown(config),
             "provider": {
                 "type": "Kubernetes",
                 "kubernetes": {
                     workload_key: workload,
+                    **_availability(config),
                     "envoyService": _service(config, shared),
                 },
             },
@@ -133,6 +230,70 @@ def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
         )
     if data_plane["kind"] == "DaemonSet" and "replicas" in raw.get("data_plane", {}):
         warnings.append("config.data_plane.replicas: ignored with data_plane.kind DaemonSet (one proxy per node)")
+    availability, availability_warnings = _availability_problems(data_plane, raw.get("data_plane") or {})
+    return problems + availability, warnings + availability_warnings
+
+
+_DURATION_PART = re.compile(r"([0-9]+)(h|ms|m|s)")
+_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def seconds(duration: str) -> float:
+    """A Gateway API duration (the schema's `duration` pattern: 1h30m, 10s, 500ms) in seconds."""
+    return sum(int(n) * _UNIT_SECONDS[unit] for n, unit in _DURATION_PART.findall(duration))
+
+
+def _availability_problems(data_plane: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
+    """Settings that would let a fleet drop below its size, block every drain, or fight over replicas."""
+    problems: list[Problem] = []
+    warnings: list[str] = []
+    autoscaling = data_plane["autoscaling"]
+    if autoscaling["enabled"] and data_plane["kind"] == "DaemonSet":
+        problems.append(
+            Problem(
+                "config.data_plane.autoscaling.enabled",
+                "a DaemonSet runs one proxy per node and cannot be autoscaled (Envoy Gateway refuses envoyHpa with "
+                "envoyDaemonSet); set data_plane.kind: Deployment, or autoscaling.enabled: false",
+            )
+        )
+    if autoscaling["enabled"] and autoscaling["min_replicas"] > autoscaling["max_replicas"]:
+        problems.append(
+            Problem(
+                "config.data_plane.autoscaling.min_replicas",
+                f"{autoscaling['min_replicas']} is above max_replicas {autoscaling['max_replicas']}; lower "
+                "min_replicas or raise max_replicas",
+            )
+        )
+    if autoscaling["enabled"] and not (data_plane["resources"].get("requests") or {}).get("cpu"):
+        problems.append(
+            Problem(
+                "config.data_plane.autoscaling.cpu_utilization",
+                "is a percentage of the proxies' CPU request, and data_plane.resources.requests.cpu is not set; "
+                "set it (e.g. 100m)",
+            )
+        )
+    if autoscaling["enabled"] and data_plane["kind"] == "Deployment" and "replicas" in raw:
+        warnings.append(
+            "config.data_plane.replicas: ignored with autoscaling.enabled (the autoscaler sets the count, "
+            "between min_replicas and max_replicas)"
+        )
+    if data_plane["disruption_budget"]["max_unavailable"] == 0 and fleet_size(data_plane) >= 2:
+        problems.append(
+            Problem(
+                "config.data_plane.disruption_budget.max_unavailable",
+                "0 lets no proxy be evicted, so every node drain (and cluster upgrade) blocks until someone "
+                "deletes the budget; use 1 or more",
+            )
+        )
+    shutdown = data_plane["shutdown"]
+    if seconds(shutdown["min_drain_duration"]) > seconds(shutdown["drain_timeout"]):
+        problems.append(
+            Problem(
+                "config.data_plane.shutdown.min_drain_duration",
+                f"{shutdown['min_drain_duration']} is longer than drain_timeout {shutdown['drain_timeout']}, "
+                "which ends the drain first; lower min_drain_duration or raise drain_timeout",
+            )
+        )
     return problems, warnings
 
 

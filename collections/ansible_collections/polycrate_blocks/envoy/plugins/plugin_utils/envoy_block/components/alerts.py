@@ -1,0 +1,226 @@
+"""The VMRule (metrics.rules.enabled): alerts on the controller, the proxy fleets and the WAF.
+
+Every expression reads only series the block's own scrapes collect (selected by their `job` label, see
+monitoring.job) and names only metrics the real components expose (tests/traffic/test_observability.py
+scrapes a real Envoy, the real WAF and the real controller and compares). Thresholds are config keys
+(metrics.rules.*); each alert carries a summary, a description saying what to check, and a runbook_url into
+docs/alerts.md (one section per alert, anchored by the alert's name in lower case).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .. import labels
+from ..body_buffer import quantity_bytes
+from ..model import Config
+from .proxies import fleet_size, seconds
+
+# The labels that tell one proxy fleet from another on the proxies' series (VMPodScrape podTargetLabels of
+# Envoy Gateway's owner labels, sanitized by the scraper).
+FLEET = (
+    "namespace, gateway_envoyproxy_io_owning_gateway_namespace, gateway_envoyproxy_io_owning_gateway_name, "
+    "gateway_envoyproxy_io_owning_gatewayclass"
+)
+
+
+@dataclass(frozen=True)
+class Alert:
+    name: str
+    expr: str
+    severity: str
+    summary: str
+    description: str
+    for_: str | None = None  # None: metrics.rules.for
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def alerts(config: Config) -> list[Alert]:
+    """The alerts for this config, in a stable order (the VMRule and docs/alerts.md follow it)."""
+    rules = config.get("metrics.rules")
+    block = config.block_name
+    proxies, controller, waf = (f'job="{block}-{c}"' for c in ("proxies", "controller", "waf"))
+    window = "5m"
+    out = [
+        Alert(
+            "EnvoyGatewayControllerDown",
+            f"absent(up{{{controller}}} == 1)",
+            "critical",
+            "The Envoy Gateway controller is not running (no successful scrape).",
+            "No controller answers on its metrics port: new and changed Gateways, routes and policies are not "
+            "translated and proxies keep their last configuration. Check the envoy-gateway Deployment in "
+            "{{ $labels.namespace }} (pods, events, logs) and that the VMServiceScrape finds its Service.",
+            "5m",
+        ),
+        Alert(
+            "EnvoyGatewayReconcileFailing",
+            f'sum(increase(watchable_subscribe_total{{{controller},status="failure"}}[10m])) > 0 or '
+            f'sum(increase(status_update_total{{{controller},status="failure"}}[10m])) > 0',
+            "warning",
+            "The Envoy Gateway controller fails to reconcile.",
+            "The controller's runners report failures handling updates, or status updates fail: Gateways and "
+            "routes may show stale conditions and proxies stale configuration. Check the controller's logs for "
+            "errors and its RBAC (status updates need the chart's ClusterRole).",
+        ),
+        Alert(
+            "EnvoyProxiesDown",
+            f"absent(up{{{proxies}}} == 1)",
+            "critical",
+            "No Envoy proxy of the block is running (no successful scrape).",
+            "No proxy answers on its stats port: the Gateways serve nothing. Check the proxy Deployments or "
+            "DaemonSets (app.kubernetes.io/component=proxy) in their namespaces, their events and the "
+            "EnvoyProxy's conditions.",
+            "2m",
+        ),
+    ]
+    size = fleet_size(config.get("data_plane"))
+    if size >= 2:
+        out.append(
+            Alert(
+                "EnvoyProxyFleetBelowSize",
+                f"count by ({FLEET}) (up{{{proxies}}} == 1) < {size}",
+                "warning",
+                f"A proxy fleet runs fewer than {size} ready proxies.",
+                "Fewer proxies than the fleet's size answer: the fleet has no spare for a node drain or rollout. "
+                "Check the proxy pods of the Gateway in the labels (Pending: node resources, topology spread, "
+                "node_selector/tolerations; CrashLoopBackOff: the envoy container's logs).",
+            )
+        )
+    out += [
+        Alert(
+            "EnvoyDownstream5xxRatioHigh",
+            f'sum by ({FLEET}) (rate(envoy_http_downstream_rq_xx{{{proxies},envoy_response_code_class="5"}}'
+            f"[{window}])) / sum by ({FLEET}) (rate(envoy_http_downstream_rq_total{{{proxies}}}[{window}])) > "
+            f"{_number(rules['downstream_5xx_ratio'])}",
+            "warning",
+            "More than {{ $value | humanizePercentage }} of a Gateway's responses are 5xx.",
+            "Clients get 5xx from this proxy fleet. Compare with EnvoyUpstream5xxRatioHigh: if backends are "
+            "healthy the proxy answers itself (no healthy upstream 503, timeouts 504, the WAF failing closed "
+            "500); the access log's response_flags say which.",
+        ),
+        Alert(
+            "EnvoyUpstream5xxRatioHigh",
+            f"sum by ({FLEET}, envoy_cluster_name) (rate(envoy_cluster_upstream_rq_xx{{{proxies},"
+            f'envoy_response_code_class="5"}}[{window}])) / sum by ({FLEET}, envoy_cluster_name) '
+            f"(rate(envoy_cluster_upstream_rq_total{{{proxies}}}[{window}])) > "
+            f"{_number(rules['upstream_5xx_ratio'])}",
+            "warning",
+            "Backend {{ $labels.envoy_cluster_name }} answers {{ $value | humanizePercentage }} 5xx.",
+            "A backend behind the Gateway answers 5xx. The cluster name is the route (httproute/<ns>/<name>/"
+            "rule/<n>): check that route's backend Service, its pods and their logs.",
+        ),
+        Alert(
+            "EnvoyP99LatencyHigh",
+            f"histogram_quantile(0.99, sum by ({FLEET}, le) (rate(envoy_http_downstream_rq_time_bucket"
+            f"{{{proxies}}}[{window}]))) > {_number(seconds(rules['p99_latency']) * 1000)}",
+            "warning",
+            f"A Gateway's p99 request time is above {rules['p99_latency']} ({{{{ $value }}}} ms).",
+            "Requests through this fleet are slow. Check the backends' latency (envoy_cluster_upstream_rq_time "
+            "per cluster), the proxies' CPU (throttling below the limit) and, with the WAF, its evaluation time "
+            "(waf_evaluation_seconds).",
+        ),
+        Alert(
+            "EnvoyXdsConfigRejected",
+            f"sum by ({FLEET}) (increase(envoy_listener_manager_lds_update_rejected{{{proxies}}}[10m])) > 0 or "
+            f"sum by ({FLEET}) (increase(envoy_cluster_manager_cds_update_rejected{{{proxies}}}[10m])) > 0",
+            "critical",
+            "A proxy rejected the configuration the controller sent it.",
+            "Envoy refused a listener or cluster update (NACK) and keeps serving its previous configuration, so "
+            "recent changes are not live. The controller logs the rejection; look for the object that changed "
+            "last (an EnvoyPatchPolicy, a policy with a value Envoy refuses).",
+            "0m",
+        ),
+    ]
+    limit = ((config.get("data_plane.resources").get("limits")) or {}).get("memory")
+    if limit:
+        limit_bytes = int(quantity_bytes(str(limit)))
+        out.append(
+            Alert(
+                "EnvoyProxyMemoryNearLimit",
+                f"max by ({FLEET}, pod) (envoy_server_memory_heap_size{{{proxies}}}) > "
+                f"{_number(rules['memory_ratio'])} * {limit_bytes}",
+                "warning",
+                f"A proxy's heap is above {_number(rules['memory_ratio'] * 100)}% of its {limit} memory limit.",
+                "The proxy will be OOM-killed when it reaches data_plane.resources.limits.memory. Check active "
+                "connections and buffered bodies (the WAF's body buffer is held per request); raise the limit or "
+                "add proxies.",
+            )
+        )
+    if config.get("waf.enabled"):
+        out += [
+            Alert(
+                "EnvoyWafDown",
+                f"absent(up{{{waf}}} == 1)",
+                "critical",
+                "The WAF is not running (no successful scrape).",
+                "No WAF pod answers. With waf.fail_open false (the default) every request the WAF's policy "
+                "covers gets 500 from Envoy. Check the WAF Deployment's pods, events and logs in the block's "
+                "namespace.",
+                "2m",
+            ),
+            Alert(
+                "EnvoyWafStreamsFailing",
+                f"sum by ({FLEET}) (increase(envoy_http_ext_proc_streams_failed{{{proxies}}}[{window}])) > 0 or "
+                f"sum by ({FLEET}) (increase(envoy_http_ext_proc_message_timeouts{{{proxies}}}[{window}])) > 0 or "
+                f"sum(increase(waf_errors_total{{{waf}}}[{window}])) > 0",
+                "warning",
+                "Requests to the WAF fail or time out.",
+                "Envoy's ext_proc streams to the WAF fail or time out, or the WAF reports internal errors: those "
+                "requests got 500 (fail closed) or passed unchecked (fail open). Check the WAF's logs and "
+                "resources (CPU throttling, memory) and waf_evaluation_seconds against waf.message_timeout.",
+            ),
+            Alert(
+                "EnvoyWafBlockingAboveBaseline",
+                f'sum(rate(waf_decisions_total{{{waf},action="block"}}[10m])) > '
+                f"{_number(rules['waf_block_factor'])} * "
+                f'sum(rate(waf_decisions_total{{{waf},action="block"}}[1d] offset 10m)) and '
+                f'sum(rate(waf_decisions_total{{{waf},action="block"}}[10m])) > '
+                f"{_number(rules['waf_block_min_rate'])}",
+                "warning",
+                "The WAF blocks {{ $value | humanize }}/s, far above its usual rate.",
+                "Either an attack is under way or a change (an application release, a new route, a CRS or "
+                "paranoia-level change) makes legitimate traffic match rules. The WAF's audit log names the "
+                "rules; waf_rule_matches_total shows which rule ids rose.",
+            ),
+        ]
+    return out
+
+
+def anchor(name: str) -> str:
+    return name.lower()
+
+
+def vm_rule(config: Config) -> dict[str, Any]:
+    rules = config.get("metrics.rules")
+    meta = labels.metadata(config, f"{config.block_name}-alerts", "monitoring", config.get("namespace"))
+    meta["labels"] = {**meta["labels"], **dict(sorted(rules["labels"].items()))}  # type: ignore[dict-item]
+    return {
+        "apiVersion": "operator.victoriametrics.com/v1beta1",
+        "kind": "VMRule",
+        "metadata": meta,
+        "spec": {
+            "groups": [
+                {
+                    "name": f"{config.block_name}.envoy-gateway",
+                    "rules": [
+                        {
+                            "alert": a.name,
+                            "expr": a.expr,
+                            "for": a.for_ if a.for_ is not None else rules["for"],
+                            "labels": {"severity": a.severity},
+                            "annotations": {
+                                "summary": a.summary,
+                                "description": a.description,
+                                "runbook_url": f"{rules['runbook_url']}#{anchor(a.name)}",
+                            },
+                        }
+                        for a in alerts(config)
+                    ],
+                }
+            ]
+        },
+    }
