@@ -99,6 +99,50 @@ def _hierarchies() -> list[Path]:
     return [p for p in sorted(CGROUP_FS.iterdir()) if p.is_dir() and p.name not in ("unified",)]
 
 
+CGROUP_PREFIX = "envoy-node-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_dead_runs() -> list[str]:
+    """Clean up after harness runs that were killed hard (SIGKILL, a timeout): containerd's shims outlive
+    them (they detach), and so do the containers and the cgroup root named after the dead harness's PID.
+    A live run's shims share its mount namespace and are left alone."""
+    swept = []
+    live_namespaces = {os.readlink("/proc/self/ns/mnt")}
+    for root in sorted((CGROUP_FS / "pids").glob(f"{CGROUP_PREFIX}*")):
+        pid = int(root.name.removeprefix(CGROUP_PREFIX))
+        if _alive(pid):
+            with contextlib.suppress(OSError):
+                live_namespaces.add(os.readlink(f"/proc/{pid}/ns/mnt"))
+            continue
+        for stale in cgroup_pids(root.name):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(stale, signal.SIGKILL)
+        swept.append(root.name)
+    shim = str(BIN / "containerd-shim-runc-v2")
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if os.readlink(entry / "exe") == shim and os.readlink(entry / "ns" / "mnt") not in live_namespaces:
+                    os.kill(int(entry.name), signal.SIGKILL)
+                    swept.append(f"shim {entry.name}")
+    for name in swept:
+        if not name.startswith("shim "):
+            deadline = time.monotonic() + 5
+            while remove_cgroup_root(name) and time.monotonic() < deadline:
+                time.sleep(0.2)
+    return swept
+
+
 def make_cgroup_root(name: str) -> None:
     for hierarchy in _hierarchies():
         (hierarchy / name).mkdir(exist_ok=True)
@@ -110,9 +154,10 @@ def make_cgroup_root(name: str) -> None:
 
 def cgroup_pids(name: str) -> set[int]:
     pids: set[int] = set()
-    for procs in (CGROUP_FS / "pids" / name).rglob("cgroup.procs"):
-        with contextlib.suppress(OSError, ValueError):
-            pids.update(int(line) for line in procs.read_text(encoding="utf-8").split())
+    for folder, _, files in os.walk(CGROUP_FS / "pids" / name):
+        if "cgroup.procs" in files:
+            with contextlib.suppress(OSError, ValueError):
+                pids.update(int(line) for line in Path(folder, "cgroup.procs").read_text(encoding="utf-8").split())
     return pids
 
 
@@ -123,13 +168,12 @@ def remove_cgroup_root(name: str) -> list[str]:
         root = hierarchy / name
         if not root.is_dir():
             continue
-        for folder in sorted((p for p in root.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
+        # Bottom-up; os.walk ignores folders that vanish meanwhile (the shims remove their own).
+        for folder, _, _ in os.walk(root, topdown=False):
             with contextlib.suppress(OSError):
-                folder.rmdir()
-        try:
-            root.rmdir()
-        except OSError as exc:
-            left.append(f"{root}: {exc}")
+                os.rmdir(folder)
+        if root.is_dir():
+            left.append(f"{root}: still has processes or children")
     return left
 
 
@@ -358,7 +402,7 @@ class Node:
         self.kubeconfig = kubeconfig
         self.pki_dir = pki_dir
         self.state = workdir / "node"
-        self.cgroup_root = f"envoy-node-{os.getpid()}"
+        self.cgroup_root = f"{CGROUP_PREFIX}{os.getpid()}"
         self.procs: list[Proc] = []
         self.timings: dict[str, float] = {}
 
@@ -392,6 +436,9 @@ class Node:
     def start(self, images: list[Path]) -> None:
         t0 = time.monotonic()
         self.state.mkdir(parents=True, exist_ok=True)
+        swept = sweep_dead_runs()
+        if swept:
+            print(f"harness: cleaned up after killed runs: {', '.join(swept)}", flush=True)
         make_cgroup_root(self.cgroup_root)
         self._containerd()
         for archive in images:
