@@ -81,7 +81,7 @@ out=$dest/../image-bin build kubectl kubectl "-X k8s.io/component-base/version.g
 # kwok's binary has no built-in stages (kwokctl writes them into its config): keep the upstream "fast"
 # node and pod stages of the pinned module next to the binary.
 share=$dest/../share/kwok-stages
-if [[ $only == "  " ]] && [[ ! -d $share || $(cat "$stamps/kwok") != "$(cat "$share/.stamp" 2>/dev/null)" ]]; then
+if [[ $only == "  " || $only == *" kwok "* ]] && [[ ! -d $share || $(cat "$stamps/kwok") != "$(cat "$share/.stamp" 2>/dev/null)" ]]; then
   kwok_dir=$(cd "$here/go/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
   rm -rf "$share" && mkdir -p "$share"
   for stage in node/fast node/heartbeat pod/fast; do
