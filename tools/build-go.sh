@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
 # Build the real components the tests run from their pinned Go modules (tools/go/*/go.mod + go.sum) into
 # DEST (.tools/bin). Nothing prebuilt is downloaded: only modules from the Go module proxy.
-# A binary is rebuilt only when its wrapper module (go.mod, go.sum, *.go) or the Go version changes.
-# Usage: tools/build-go.sh DEST
+# A binary is rebuilt only when its wrapper module (go.mod, go.sum, *.go), its build flags or the Go version
+# changes. Builds run under `nice`: the machine is shared with the tests.
+# Usage: tools/build-go.sh DEST [NAME...]   (NAMEs: only those builds, e.g. the long ones started early)
 set -euo pipefail
 mkdir -p "${1:?destination folder}"
 dest=$(cd "$1" && pwd)
+shift
+only=" $* "
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$dest/../stamps"
 stamps=$(cd "$dest/../stamps" && pwd)
 # Never fetch a toolchain: the machine's Go (1.26) builds every module here.
 export GOTOOLCHAIN=local GOFLAGS=-mod=readonly CGO_ENABLED=0
 
-# name | wrapper module folder | packages | extra ldflags
+# name | wrapper module folder | extra ldflags | packages...   (env: tags=..., cgo=1 for a cgo build)
 build() {
   local name=$1 module=$2 ldflags=$3
   shift 3
+  [[ $only == "  " || $only == *" $name "* ]] || return 0
   local stamp
-  stamp=$( (go version; cat "$here/go/$module"/go.mod "$here/go/$module"/go.sum "$here/go/$module"/*.go; echo "$ldflags $*") \
-    | sha256sum | cut -c1-16)
+  stamp=$( (go version; cat "$here/go/$module"/go.* "$here/go/$module"/*.go
+    echo "$ldflags $* tags=${tags:-} cgo=${cgo:-0}") | sha256sum | cut -c1-16)
   local have=1 bin out=${out:-$dest}
   for pkg in "$@"; do
     bin=$out/$(basename "$pkg")
@@ -30,15 +34,34 @@ build() {
   fi
   local start=$SECONDS
   mkdir -p "$out"
-  (cd "$here/go/$module" && go build -trimpath -ldflags "-s -w $ldflags" -o "$out/" "$@")
+  (cd "$here/go/$module" && CGO_ENABLED=${cgo:-0} nice -n 10 go build -trimpath -tags "${tags:-}" \
+    -ldflags "-s -w $ldflags" -o "$out/" "$@")
   echo "$stamp" >"$stamps/$name"
   echo "go build $name: $((SECONDS - start)) s"
 }
 
 k8s=v1.36.3
 build etcd etcd "" polycrate.local/envoy/tools/etcd
+# The control plane and, since the real node (tests/harness/node.py), the node's kubelet, kube-proxy and
+# kube-scheduler: one module, one pin, warm after the API server.
 build kube kube "-X k8s.io/component-base/version.gitVersion=$k8s -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36" \
-  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+  k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kube-scheduler
+# ---- The real node's runtime and network parts (tests/harness/node.py).
+# containerd without cgo: overlayfs is the only snapshotter the node uses.
+tags="no_btrfs no_devmapper no_zfs" build containerd containerd \
+  "-X github.com/containerd/containerd/v2/version.Version=v2.2.1" \
+  github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/ctr \
+  github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2
+# runc needs seccomp (pods run with the RuntimeDefault profile): cgo against Debian's libseccomp-dev.
+cgo=1 tags=seccomp build runc runc "-X main.version=1.3.4" github.com/opencontainers/runc
+build coredns coredns "" polycrate.local/envoy/tools/coredns
+build kube-router kube-router "-X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=v2.1.0" \
+  github.com/cloudnativelabs/kube-router/v2/cmd/kube-router
+# The node's own small images (tests/harness/images.py): the sandbox's pause and the echo backend, into
+# node-images/, beside bin/, so `echo` never shadows the shell's on PATH.
+out=$dest/../node-images build pause pause "" polycrate.local/envoy/tools/pause
+out=$dest/../node-images build echo echo "" polycrate.local/envoy/tools/echo
 build kwok kwok "" sigs.k8s.io/kwok/cmd/kwok
 build helm helm "-X helm.sh/helm/v3/internal/version.version=v3.22.0 -X helm.sh/helm/v3/internal/version.gitTreeState=clean" \
   helm.sh/helm/v3/cmd/helm
@@ -61,7 +84,7 @@ out=$dest/../image-bin build kubectl kubectl "-X k8s.io/component-base/version.g
 # kwok's binary has no built-in stages (kwokctl writes them into its config): keep the upstream "fast"
 # node and pod stages of the pinned module next to the binary.
 share=$dest/../share/kwok-stages
-if [[ ! -d $share || $(cat "$stamps/kwok") != "$(cat "$share/.stamp" 2>/dev/null)" ]]; then
+if [[ $only == "  " || $only == *" kwok "* ]] && [[ ! -d $share || $(cat "$stamps/kwok") != "$(cat "$share/.stamp" 2>/dev/null)" ]]; then
   kwok_dir=$(cd "$here/go/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
   rm -rf "$share" && mkdir -p "$share"
   for stage in node/fast node/heartbeat pod/fast; do
@@ -73,4 +96,4 @@ if [[ ! -d $share || $(cat "$stamps/kwok") != "$(cat "$share/.stamp" 2>/dev/null
 fi
 
 # ---- Polycrate: the published CLI v0.23.3, unmodified, from ../shared/polycrate (its own script and stamp).
-"$here/build-polycrate.sh" "$dest"
+[[ $only != "  " ]] || "$here/build-polycrate.sh" "$dest"

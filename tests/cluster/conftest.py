@@ -4,6 +4,10 @@ kube-controller-manager, kwok) with the REAL Envoy Gateway controller and the re
 One cluster per test session (starting it costs ~15 s); every test leaves it as it found it (the
 `clean_cluster` fixture uninstalls and checks). These tests run serially: the controller listens on fixed
 host ports, as it would in its pod.
+
+With CLUSTER_NODE=real the session runs on the real node instead (tests/harness/node.py: real pods from the
+images `make images` built), in a network and mount namespace this pytest process enters at configure time,
+before any thread exists.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,6 +31,7 @@ from envoy_block.polycrate import merge_config
 from tests.conftest import ROOT
 from tests.harness.api import ApiError
 from tests.harness.cluster import Cluster
+from tests.harness.node import enter_namespaces, node_image_archives
 from tests.harness.registry import PASSWORD as REGISTRY_PASSWORD
 from tests.harness.registry import USER as REGISTRY_USER
 from tests.harness.registry import Registry
@@ -33,6 +39,17 @@ from tests.support import apiserver
 from tests.support.gate import shared_dir
 
 BIN = Path(sys.executable).parent
+REAL_NODE = os.environ.get("CLUSTER_NODE") == "real"
+NODE_IMAGES: list[Path] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if REAL_NODE:
+        # The archives are exported on the machine's side (buildah), then the namespaces are entered.
+        NODE_IMAGES[:] = node_image_archives(True)
+        enter_namespaces(Path(tempfile.mkdtemp(prefix="envoy-node-ns-")))
+
+
 BLOCK_POLY = yaml.safe_load((ROOT / "block.poly").read_text(encoding="utf-8"))
 CHARTS = shared_dir() / "charts"
 
@@ -186,11 +203,12 @@ def resource_path(obj: dict[str, Any]) -> str:
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     workdir = tmp_path_factory.mktemp("cluster")
-    running = Cluster(workdir).start()
+    running = Cluster(workdir, real_node=REAL_NODE, images=NODE_IMAGES).start()
     try:
         yield running
     finally:
         running.stop()
+    assert not running.leftovers, f"left after the real node's teardown: {running.leftovers}"
 
 
 @contextmanager

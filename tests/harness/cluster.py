@@ -1,4 +1,5 @@
-"""The whole local cluster: control plane, then the kubelet/binder and the LoadBalancer provider."""
+"""The whole local cluster: control plane, then the node (the real one, node.py, or kwok with the harness's
+kubelet/binder) and the LoadBalancer provider."""
 
 from __future__ import annotations
 
@@ -10,15 +11,22 @@ from .api import Api
 from .controlplane import HARNESS_NODE, KWOK_NODE, ControlPlane
 from .kubelet import Kubelet
 from .loadbalancer import LoadBalancer
+from .node import NODE_IP, Node
 from .procs import wait_until
 
 
 class Cluster:
-    def __init__(self, workdir: Path) -> None:
+    """`real_node`: a real node in this process's network and mount namespace (node.enter_namespaces must
+    have run); `images`: OCI archives imported into its containerd."""
+
+    def __init__(self, workdir: Path, *, real_node: bool = False, images: list[Path] | None = None) -> None:
         self.workdir = workdir
-        self.plane = ControlPlane(workdir)
+        self.plane = ControlPlane(workdir, node_ip=NODE_IP if real_node else None)
         self.kubelet: Kubelet | None = None
+        self.node: Node | None = None
+        self.images = list(images or [])
         self.lb: LoadBalancer | None = None
+        self.leftovers: list[str] = []
 
     @property
     def kubeconfig(self) -> Path:
@@ -33,11 +41,16 @@ class Cluster:
         try:
             self.plane.start()
             api = self.api
-            self.kubelet = Kubelet(api, self.workdir, "127.0.0.1", self.plane.api_port, self.plane.pki.ca_crt)
-            self.kubelet.start()
+            if self.plane.node_ip:
+                self.node = Node(self.workdir, api, self.kubeconfig, self.plane.pki.ca_crt.parent)
+                self.node.start(self.images)
+            else:
+                self.kubelet = Kubelet(api, self.workdir, "127.0.0.1", self.plane.api_port, self.plane.pki.ca_crt)
+                self.kubelet.start()
             self.lb = LoadBalancer(api)
             self.lb.start()
-            wait_until(lambda: self._nodes_ready(api), 60, "kwok nodes Ready")
+            if self.kubelet:
+                wait_until(lambda: self._nodes_ready(api), 60, "kwok nodes Ready")
             wait_until(
                 lambda: api.get("/api/v1/namespaces/default/serviceaccounts/default"), 60, "default ServiceAccount"
             )
@@ -59,6 +72,8 @@ class Cluster:
         for part in (self.lb, self.kubelet):
             if part is not None:
                 part.stop()
+        if self.node is not None:
+            self.leftovers = self.node.stop()
         self.plane.stop()
 
     def audit(self) -> list[dict[str, Any]]:

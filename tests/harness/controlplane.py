@@ -38,15 +38,20 @@ def binary(name: str) -> str:
 
 @dataclass
 class ControlPlane:
-    """Start order etcd -> apiserver -> controller-manager -> kwok; stop in reverse."""
+    """Start order etcd -> apiserver -> controller-manager -> kwok; stop in reverse.
+
+    With `node_ip` (the real node, node.py, in the harness's own network namespace) the API server listens on
+    that address's fixed port 6443 and advertises it, so the `kubernetes` Service reaches it from pods, the
+    controller-manager allocates the node's pod CIDR, and kwok does not run."""
 
     workdir: Path
     procs: list[Proc] = field(default_factory=list)
     api_port: int = 0
+    node_ip: str | None = None
 
     @property
     def url(self) -> str:
-        return f"https://127.0.0.1:{self.api_port}"
+        return f"https://{self.node_ip or '127.0.0.1'}:{self.api_port}"
 
     @property
     def kubeconfig(self) -> Path:
@@ -54,12 +59,13 @@ class ControlPlane:
 
     def start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.pki = pki_mod.create(self.workdir / "pki", SERVICE_IP)
+        self.pki = pki_mod.create(self.workdir / "pki", SERVICE_IP, *([self.node_ip] if self.node_ip else []))
         self._etcd()
         self._apiserver()
         self._write_kubeconfig()
         self._controller_manager()
-        self._kwok()
+        if self.node_ip is None:
+            self._kwok()
 
     def stop(self) -> None:
         for proc in reversed(self.procs):
@@ -95,8 +101,21 @@ class ControlPlane:
         return self.workdir / "audit.log"
 
     def _apiserver(self) -> None:
-        self.api_port = free_port()
+        self.api_port = 6443 if self.node_ip else free_port()
         p = self.pki
+        if self.node_ip:
+            # Pods reach the API server through the `kubernetes` Service (kube-proxy); `kubectl logs/exec`
+            # reach the kubelet on the node's address with the admin certificate.
+            where = [
+                "--bind-address=0.0.0.0",
+                f"--advertise-address={self.node_ip}",
+                f"--kubelet-client-certificate={p.admin_crt}",
+                f"--kubelet-client-key={p.admin_key}",
+                "--kubelet-preferred-address-types=InternalIP",
+            ]
+        else:
+            # No kube-proxy or node network here: the `kubernetes` endpoints would name loopback.
+            where = ["--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--endpoint-reconciler-type=none"]
         # The audit log is the API server's own journal of writes: tests read creation and deletion order
         # from it, not from the playbook text.
         policy = self.workdir / "audit-policy.yaml"
@@ -121,8 +140,7 @@ class ControlPlane:
             [
                 binary("kube-apiserver"),
                 f"--etcd-servers={self.etcd_url}",
-                "--bind-address=127.0.0.1",
-                "--advertise-address=127.0.0.1",
+                *where,
                 f"--secure-port={self.api_port}",
                 f"--tls-cert-file={p.server_crt}",
                 f"--tls-private-key-file={p.server_key}",
@@ -135,8 +153,6 @@ class ControlPlane:
                 # The default plugin set (ServiceAccount, NamespaceLifecycle, ... ValidatingAdmissionPolicy,
                 # webhooks) stays on: admission is part of what the tests prove.
                 "--allow-privileged=true",
-                # No kube-proxy or node network here: the `kubernetes` endpoints would name loopback.
-                "--endpoint-reconciler-type=none",
                 f"--cert-dir={self.workdir / 'apiserver-certs'}",
                 f"--audit-policy-file={policy}",
                 f"--audit-log-path={self.audit_log}",
@@ -169,6 +185,13 @@ class ControlPlane:
         self.kubeconfig.chmod(0o600)
 
     def _controller_manager(self) -> None:
+        if self.node_ip:
+            # The real node's pod CIDR comes from node IPAM, as on a cluster (node.POD_SUBNET is its first /24).
+            ipam = ["--controllers=*,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller"]
+            ipam += ["--allocate-node-cidrs=true", "--node-cidr-mask-size=24"]
+        else:
+            # No cloud and no node IPAM here; every other controller runs as on a cluster.
+            ipam = ["--controllers=*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller"]
         self._spawn(
             "kube-controller-manager",
             [
@@ -185,8 +208,7 @@ class ControlPlane:
                 f"--cluster-signing-key-file={self.pki.ca_key}",
                 f"--service-cluster-ip-range={SERVICE_CIDR}",
                 f"--cluster-cidr={POD_CIDR}",
-                # No cloud and no node IPAM here; every other controller runs as on a cluster.
-                "--controllers=*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller",
+                *ipam,
                 "--use-service-account-credentials=true",
                 "--v=1",
             ],

@@ -85,7 +85,9 @@ def _issue(
 CONTAINER_ADDRESS = "192.0.2.10"
 
 
-def create(folder: Path, service_ip: str) -> Pki:
+def create(folder: Path, service_ip: str, *addresses: str) -> Pki:
+    """The CA and certificates; the API server's serving certificate also names `addresses` (the real
+    node's address)."""
     folder.mkdir(parents=True, exist_ok=True)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = _name("envoy-block-test-ca")
@@ -100,6 +102,7 @@ def create(folder: Path, service_ip: str) -> Pki:
             "127.0.0.1",
             "localhost",
             CONTAINER_ADDRESS,
+            *addresses,
             service_ip,
             "kubernetes",
             "kubernetes.default",

