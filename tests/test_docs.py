@@ -180,3 +180,16 @@ def test_changelog_is_a_polycrate_list() -> None:
     for entry in entries:
         assert {"version", "date", "type"} <= entry.keys()
     assert block["version"] in {e["version"] for e in entries}
+
+
+def test_make_help_names_every_phony_target() -> None:
+    """`make help` is the map of the Makefile: every .PHONY target has its one line, and no line names a target
+    that is gone."""
+    makefile = (ROOT / "Makefile").read_text()
+    phony = set(re.search(r"^\.PHONY: (.*)$", makefile, re.M).group(1).split())  # type: ignore[union-attr]
+    described = set(re.findall(r"^## ([a-z-]+): \S", makefile, re.M))
+    targets = set(re.findall(r"^([a-z][a-z-]*):", makefile, re.M))
+    assert phony - described == set(), "add a `## target: what it does` line above these targets"
+    assert described - targets == set(), "these help lines name no target"
+    shown = subprocess.run(["make", "-s", "help"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert {line.split()[0] for line in shown.splitlines()} == described

@@ -268,6 +268,8 @@ MUTATIONS = (
         "            pass",
         ("tests/unit/test_artifacts.py",),
         "half_render",
+    ),
+    Mutation(
         "proxy-budget-blocks-drains",
         "a disruption budget that blocks every node drain (max_unavailable 0) is refused",
         f"{PKG}/components/proxies.py",
