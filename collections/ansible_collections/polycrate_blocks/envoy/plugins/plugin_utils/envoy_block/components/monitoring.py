@@ -32,84 +32,59 @@ def _job_label(config: Config, component: str) -> list[dict[str, Any]]:
     return [{"action": "replace", "targetLabel": "job", "replacement": job(config, component)}]
 
 
+def _scrape(
+    config: Config,
+    component: str,
+    selector: dict[str, str],
+    namespace_selector: dict[str, Any],
+    path: str,
+    **extra: Any,
+) -> dict[str, Any]:
+    """One scrape object: a VMPodScrape, or a VMServiceScrape when `service` (the endpoints key differs)."""
+    service = extra.pop("service", False)
+    return {
+        "apiVersion": "operator.victoriametrics.com/v1beta1",
+        "kind": "VMServiceScrape" if service else "VMPodScrape",
+        "metadata": labels.metadata(config, job(config, component), "monitoring", config.get("namespace")),
+        "spec": {
+            "selector": {"matchLabels": selector},
+            "namespaceSelector": namespace_selector,
+            **extra,
+            "endpoints" if service else "podMetricsEndpoints": [
+                {
+                    "port": "metrics",
+                    "path": path,
+                    "interval": config.get("metrics.vmpodscrape.interval"),
+                    "relabelConfigs": _job_label(config, component),
+                }
+            ],
+        },
+    }
+
+
 def vm_pod_scrape(config: Config) -> dict[str, Any]:
-    scrape = config.get("metrics.vmpodscrape")
-    selector = scrape["namespace_selector"]
+    """The proxies, wherever they run; selected on the block-owned proxy label, like the network policies."""
+    selector = config.get("metrics.vmpodscrape.namespace_selector")
     namespace_selector: dict[str, Any] = (
         {"any": True} if selector["any"] else {"matchNames": list(selector["match_names"]) or [config.get("namespace")]}
     )
-    return {
-        "apiVersion": "operator.victoriametrics.com/v1beta1",
-        "kind": "VMPodScrape",
-        "metadata": labels.metadata(config, f"{config.block_name}-proxies", "monitoring", config.get("namespace")),
-        "spec": {
-            # Select on the block-owned proxy label, like the network policies do.
-            "selector": {
-                "matchLabels": {
-                    "app.kubernetes.io/instance": config.block_name,
-                    labels.PROXY_ROLE_LABEL: labels.PROXY_ROLE,
-                }
-            },
-            "namespaceSelector": namespace_selector,
-            "podTargetLabels": list(PROXY_TARGET_LABELS),
-            "podMetricsEndpoints": [
-                {
-                    "port": "metrics",
-                    "path": PROXY_METRICS_PATH,
-                    "interval": scrape["interval"],
-                    "relabelConfigs": _job_label(config, "proxies"),
-                },
-            ],
-        },
-    }
+    proxies = {"app.kubernetes.io/instance": config.block_name, labels.PROXY_ROLE_LABEL: labels.PROXY_ROLE}
+    return _scrape(
+        config, "proxies", proxies, namespace_selector, PROXY_METRICS_PATH, podTargetLabels=list(PROXY_TARGET_LABELS)
+    )
 
 
 def controller_scrape(config: Config) -> dict[str, Any]:
-    """The controller's /metrics through the chart's Service `envoy-gateway` (port `metrics`, 19001)."""
-    return {
-        "apiVersion": "operator.victoriametrics.com/v1beta1",
-        "kind": "VMServiceScrape",
-        "metadata": labels.metadata(config, f"{config.block_name}-controller", "monitoring", config.get("namespace")),
-        "spec": {
-            # The chart's Service labels: control-plane and the release as instance (gateway-helm eg.labels).
-            "selector": {
-                "matchLabels": {
-                    "control-plane": "envoy-gateway",
-                    "app.kubernetes.io/instance": controller.RELEASE_NAME,
-                }
-            },
-            "namespaceSelector": {"matchNames": [config.get("namespace")]},
-            "endpoints": [
-                {
-                    "port": "metrics",
-                    "path": "/metrics",
-                    "interval": config.get("metrics.vmpodscrape.interval"),
-                    "relabelConfigs": _job_label(config, "controller"),
-                }
-            ],
-        },
-    }
+    """The controller's /metrics through the chart's Service `envoy-gateway` (port `metrics`, 19001), selected
+    by the chart's Service labels (gateway-helm eg.labels: control-plane and the release as instance)."""
+    chart = {"control-plane": "envoy-gateway", "app.kubernetes.io/instance": controller.RELEASE_NAME}
+    return _scrape(config, "controller", chart, {"matchNames": [config.get("namespace")]}, "/metrics", service=True)
 
 
 def waf_scrape(config: Config) -> dict[str, Any]:
     """The WAF's /metrics (container port `metrics`)."""
-    return {
-        "apiVersion": "operator.victoriametrics.com/v1beta1",
-        "kind": "VMPodScrape",
-        "metadata": labels.metadata(config, f"{config.block_name}-waf", "monitoring", config.get("namespace")),
-        "spec": {
-            "selector": {"matchLabels": waf.selector(config)},
-            "namespaceSelector": {"matchNames": [config.get("namespace")]},
-            "podMetricsEndpoints": [
-                {
-                    "port": "metrics",
-                    "path": "/metrics",
-                    "interval": config.get("metrics.vmpodscrape.interval"),
-                    "relabelConfigs": _job_label(config, "waf"),
-                }
-            ],
-        },
-    }
+    own = {"matchNames": [config.get("namespace")]}
+    return _scrape(config, "waf", waf.selector(config), own, "/metrics")
 
 
 def build(config: Config) -> list[Step]:
