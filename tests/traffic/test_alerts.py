@@ -17,15 +17,21 @@ Standing faults of the testbed (they fire from the start, on their real fault, a
 there is no Envoy Gateway controller (its scrape target answers nothing: EnvoyGatewayControllerDown), and
 one Envoy runs for a fleet of data_plane.replicas 2 (EnvoyProxyFleetBelowSize).
 
-Not proven here: EnvoyXdsConfigRejected (the testbed's Envoy has static resources, no xDS subscription to
-reject an update), EnvoyGatewayReconcileFailing (needs a controller), EnvoyProxyMemoryNearLimit and
+A rejected xDS update: the testbed's Envoy has static resources (no subscription to reject an update), so a
+second real Envoy, a fleet of its own in the proxies' job, subscribes to LDS from a file (path_config_source,
+the same LDS API and listener manager as over gRPC) and is sent an update with a duplicate listener, which it
+rejects (envoy_listener_manager_lds_update_rejected): EnvoyXdsConfigRejected must fire. The rejection from
+Envoy Gateway's own xDS server is not produced here (the controller does not run in the traffic testbed).
+
+Not proven here: EnvoyGatewayReconcileFailing (needs a controller), EnvoyProxyMemoryNearLimit and
 EnvoyWafBlockingAboveBaseline (their faults, a heap near a limit and a day's baseline, are not produced),
 EnvoyP99LatencyHigh (checked quiet only).
 
 First run: EnvoyUpstream5xxRatioHigh fired when the WAF stopped, on the WAF's ext_proc cluster
 (envoyextensionpolicy/.../extproc/0): the expression now counts only routes' clusters (alerts.py).
 Mutation checks (done once): EnvoyUpstream5xxRatioHigh on `envoy_response_code_class="4"` -> red (never
-fired on the 500s); EnvoyWafDown on `up{job="<block>-wafx"}` -> red (fired on healthy traffic). The broken
+fired on the 500s); EnvoyWafDown on `up{job="<block>-wafx"}` -> red (fired on healthy traffic);
+EnvoyXdsConfigRejected on lds_update_failure instead of lds_update_rejected -> red (never fired). The broken
 copy of the rule file checks that `vmalert -dryRun` can refuse one.
 """
 
@@ -53,7 +59,7 @@ from tests.conftest import ROOT
 from tests.translator import configs
 
 from .deploy import Deployed, deployed
-from .stack import WAF_ENV, dies_with_us, http_request, wait_for
+from .stack import ENVOY, WAF_ENV, dies_with_us, http_request, wait_for
 
 VICTORIA_METRICS = ROOT / ".tools/bin/victoria-metrics"
 VMALERT = ROOT / ".tools/bin/vmalert"
@@ -108,6 +114,76 @@ class Traffic:
     def stop(self) -> None:
         self.stopped.set()
         self.thread.join(timeout=10)
+
+
+def _listener(name: str, port: int) -> dict[str, Any]:
+    return {
+        "@type": "type.googleapis.com/envoy.config.listener.v3.Listener",
+        "name": name,
+        "address": {"socket_address": {"address": "127.0.0.1", "port_value": port}},
+        "filter_chains": [
+            {
+                "filters": [
+                    {
+                        "name": "envoy.filters.network.direct_response",
+                        "typed_config": {
+                            "@type": "type.googleapis.com/envoy.extensions.filters.network.direct_response.v3.Config"
+                        },
+                    }
+                ]
+            }
+        ],
+    }
+
+
+class XdsEnvoy:
+    """A real Envoy subscribed to LDS from a file: Envoy applies (or rejects) each new version of it as it
+    would a DiscoveryResponse from the controller."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.dir = workdir
+        self.admin_port = free_port()
+        self.lds = workdir / "lds.yaml"
+        self.update([_listener("probe", free_port())])
+        bootstrap = {
+            "node": {"id": "xds-probe", "cluster": "xds-probe"},
+            "admin": {"address": {"socket_address": {"address": "127.0.0.1", "port_value": self.admin_port}}},
+            "dynamic_resources": {
+                "lds_config": {"resource_api_version": "V3", "path_config_source": {"path": str(self.lds)}}
+            },
+        }
+        (workdir / "bootstrap.yaml").write_text(yaml.safe_dump(bootstrap), encoding="utf-8")
+        self.log = (workdir / "envoy.log").open("wb")
+        command = [str(ENVOY), "-c", str(workdir / "bootstrap.yaml"), "--concurrency", "1", "--disable-hot-restart"]
+        command += ["--log-level", "warn"]
+        self.process = subprocess.Popen(dies_with_us(command), stdout=self.log, stderr=subprocess.STDOUT, env=WAF_ENV)
+        wait_for("the LDS-subscribed Envoy applying its first update", lambda: self.lds_stat("success") == 1)
+
+    def update(self, listeners: list[dict[str, Any]]) -> None:
+        """A new LDS version: written beside and moved into place (Envoy watches for the rename)."""
+        staged = self.dir / "lds.staged.yaml"
+        staged.write_text(yaml.safe_dump({"resources": listeners}), encoding="utf-8")
+        staged.rename(self.lds)
+
+    def lds_stat(self, name: str) -> int:
+        if self.process.poll() is not None:
+            raise RuntimeError(f"the LDS-subscribed Envoy exited: {(self.dir / 'envoy.log').read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.admin_port}/stats?filter=lds", timeout=1) as answer:
+                stats = answer.read().decode()
+        except OSError:
+            return -1
+        for line in stats.splitlines():
+            key, _, value = line.partition(": ")
+            if key == f"listener_manager.lds.update_{name}":
+                return int(value)
+        return -1
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=15)
+        self.log.close()
 
 
 class Monitoring:
@@ -196,7 +272,7 @@ class Monitoring:
 
 
 @contextmanager
-def monitoring(edge: Deployed, workdir: Path, rule_file: Path) -> Iterator[Monitoring]:
+def monitoring(edge: Deployed, workdir: Path, rule_file: Path, xds: XdsEnvoy) -> Iterator[Monitoring]:
     config = edge.scenario.config
     block = config.block_name
     rendered = edge.scenario.inputs
@@ -212,10 +288,14 @@ def monitoring(edge: Deployed, workdir: Path, rule_file: Path) -> Iterator[Monit
             "static_configs": [{"targets": [f"127.0.0.1:{port}"]}],
         }
 
+    proxies = job("proxies", ENVOY_STATS_PORT, PROXY_METRICS_PATH)
+    # The LDS-subscribed Envoy: a fleet of its own (the owner label the VMPodScrape copies from its pod).
+    fleet = {"gateway_envoyproxy_io_owning_gateway_name": "xds-probe"}
+    proxies["static_configs"].append({"targets": [f"127.0.0.1:{xds.admin_port}"], "labels": fleet})
     scrape = {
         "global": {"scrape_interval": "1s", "scrape_timeout": "1s"},
         "scrape_configs": [
-            job("proxies", ENVOY_STATS_PORT, PROXY_METRICS_PATH),
+            proxies,
             job("waf", ports[endpoint["port"]], endpoint["path"]),
             # No controller runs in the traffic testbed: its target answers nothing (a standing fault).
             job("controller", free_port(), "/metrics"),
@@ -278,15 +358,20 @@ def test_alerts_fire_on_their_faults_and_only_then(tmp_path: Path) -> None:
         names = {r["alert"] for g in yaml.safe_load(rules.read_text(encoding="utf-8"))["groups"] for r in g["rules"]}
         assert names >= STANDING, f"the testbed's standing faults have no alert among {sorted(names)}"
 
-        with monitoring(edge, Path(tempfile.mkdtemp(prefix="alerts-", dir=tmp_path)), rules) as mon:
-            traffic = Traffic(edge)
-            try:
-                _phases(edge, mon, traffic, names)
-            finally:
-                traffic.stop()
+        xds_dir = Path(tempfile.mkdtemp(prefix="xds-", dir=tmp_path))
+        xds = XdsEnvoy(xds_dir)
+        try:
+            with monitoring(edge, Path(tempfile.mkdtemp(prefix="alerts-", dir=tmp_path)), rules, xds) as mon:
+                traffic = Traffic(edge)
+                try:
+                    _phases(edge, mon, traffic, names, xds)
+                finally:
+                    traffic.stop()
+        finally:
+            xds.stop()
 
 
-def _phases(edge: Deployed, mon: Monitoring, traffic: Traffic, names: set[str]) -> None:
+def _phases(edge: Deployed, mon: Monitoring, traffic: Traffic, names: set[str], xds: XdsEnvoy) -> None:
     block = edge.scenario.config.block_name
     start = time.monotonic()
     # Healthy: wait until VictoriaMetrics has a rate of the proxies' upstream requests (two scrapes with
@@ -332,3 +417,14 @@ def _phases(edge: Deployed, mon: Monitoring, traffic: Traffic, names: set[str]) 
     assert clusters, "EnvoyUpstream5xxRatioHigh names no cluster"
     assert all(c.startswith("httproute/") for c in clusters), f"not the tenant's route: {clusters}"
     assert "EnvoyP99LatencyHigh" not in mon.alerts()
+    assert "EnvoyXdsConfigRejected" not in mon.alerts(), "EnvoyXdsConfigRejected fired before any rejection"
+
+    # A rejected xDS update: two listeners of one name in one LDS version, which Envoy refuses.
+    xds.update([_listener("probe", free_port()), _listener("probe", free_port())])
+    fault = time.monotonic()
+    wait_for("the LDS-subscribed Envoy rejecting the update", lambda: xds.lds_stat("rejected") == 1)
+    wait_firing(mon, {"EnvoyXdsConfigRejected"}, "the rejected LDS update", fault)
+    fleets = {
+        labels.get("gateway_envoyproxy_io_owning_gateway_name") for labels in mon.labels("EnvoyXdsConfigRejected")
+    }
+    assert fleets == {"xds-probe"}, f"EnvoyXdsConfigRejected names {fleets}, not the rejecting Envoy's fleet"
