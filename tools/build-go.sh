@@ -73,6 +73,11 @@ dest=$dest/../envoy-gateway-v1.9.0 build envoy-gateway-v1.9.0 envoy-gateway-v1.9
 dest=$dest/../envoy-gateway-v1.8.3 build envoy-gateway-v1.8.3 envoy-gateway-v1.8.3 \
   "-X github.com/envoyproxy/gateway/internal/cmd/version.envoyGatewayVersion=v1.8.3" github.com/envoyproxy/gateway/cmd/envoy-gateway
 
+# The alert test (tests/traffic/test_alerts.py): VictoriaMetrics single-node scrapes the real Envoy and WAF,
+# vmalert evaluates the block's rendered VMRule against it.
+build victoriametrics victoriametrics "-X github.com/VictoriaMetrics/VictoriaMetrics/lib/buildinfo.Version=victoria-metrics-v1.151.0" \
+  github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics github.com/VictoriaMetrics/VictoriaMetrics/app/vmalert
+
 # helm and kubectl of Polycrate v0.23.3's container image (Dockerfile.goreleaser), for its stand-in
 # (tools/oci/images.py): into image-bin/, beside bin/, so they never shadow the block's own helm.
 out=$dest/../image-bin build helm-3.17 helm-3.17 \

@@ -180,7 +180,8 @@ LEAK = (
 
 class _EchoHandler(http.server.BaseHTTPRequestHandler):
     """Answers with what it received, as JSON; /slow/<seconds> answers after that long; /leak/... answers
-    with a database error page (what CRS's response rules call data leakage)."""
+    with a database error page (what CRS's response rules call data leakage); /status/<code>/... answers
+    that status (a failing backend)."""
 
     protocol_version = "HTTP/1.1"
     server: _EchoServer
@@ -192,6 +193,9 @@ class _EchoHandler(http.server.BaseHTTPRequestHandler):
             time.sleep(float(self.path.split("/")[2]))
         if self.path.startswith("/leak/"):
             self._send(500, "text/html", LEAK)
+            return
+        if self.path.startswith("/status/"):
+            self._send(int(self.path.split("/")[2]), "text/plain", b"failing on purpose\n")
             return
         payload = json.dumps(
             {

@@ -23,6 +23,11 @@ FLEET = (
     "namespace, gateway_envoyproxy_io_owning_gateway_namespace, gateway_envoyproxy_io_owning_gateway_name, "
     "gateway_envoyproxy_io_owning_gatewayclass"
 )
+# The clusters of tenants' routes (Envoy Gateway names them <kind>route/<ns>/<name>/rule/<n>). Envoy's other
+# upstream clusters are the block's own: the WAF's ext_proc cluster (envoyextensionpolicy/...) answers 5xx
+# when the WAF is down, which EnvoyWafDown/EnvoyWafStreamsFailing name; counted here it paged as a backend
+# failure (tests/traffic/test_alerts.py, the WAF stopped).
+ROUTE_CLUSTERS = 'envoy_cluster_name=~"(http|grpc|tls|tcp|udp)route/.+"'
 
 
 @dataclass(frozen=True)
@@ -104,9 +109,9 @@ def alerts(config: Config) -> list[Alert]:
         ),
         Alert(
             "EnvoyUpstream5xxRatioHigh",
-            f"sum by ({FLEET}, envoy_cluster_name) (rate(envoy_cluster_upstream_rq_xx{{{proxies},"
+            f"sum by ({FLEET}, envoy_cluster_name) (rate(envoy_cluster_upstream_rq_xx{{{proxies},{ROUTE_CLUSTERS},"
             f'envoy_response_code_class="5"}}[{window}])) / sum by ({FLEET}, envoy_cluster_name) '
-            f"(rate(envoy_cluster_upstream_rq_total{{{proxies}}}[{window}])) > "
+            f"(rate(envoy_cluster_upstream_rq_total{{{proxies},{ROUTE_CLUSTERS}}}[{window}])) > "
             f"{_number(rules['upstream_5xx_ratio'])}",
             "warning",
             "Backend {{ $labels.envoy_cluster_name }} answers {{ $value | humanizePercentage }} 5xx.",
