@@ -187,8 +187,9 @@ unit: $(STAMP) $(IMAGE_STAMP) tools $(WAF_BINARY)
 	$(IMAGE_BIN)/pytest -n 2 -q $(IMAGE_TESTS)
 
 # Hostile configs, seeded (printed), bounded: about a minute (tools/fuzz.py). A find fails the run and prints
-# the config; keep it in tests/unit/fuzz_finds.jsonl. FUZZ_SEED=<n> reproduces a run.
-FUZZ_SEED ?=
+# the config; keep it in tests/unit/fuzz_finds.jsonl. FUZZ_SEED=<n> reproduces a run. The seed is the commit's
+# (its hash's first 8 hex digits): another draw for every commit, the same verdict when CI runs one again.
+FUZZ_SEED ?= $(shell printf '%d' 0x$$(git rev-parse --short=8 HEAD 2>/dev/null || echo 0))
 FUZZ_CASES ?= 10000
 FUZZ_SECONDS ?= 60
 ## fuzz: the seeded hostile-config fuzzer (about a minute; FUZZ_SEED=N to replay)

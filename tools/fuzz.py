@@ -20,6 +20,7 @@ infinities); several mutations per config, so pairs of problems in different sec
 from __future__ import annotations
 
 import argparse
+import copy
 import datetime
 import json
 import math
@@ -91,7 +92,7 @@ def _odd_values(node: dict[str, Any], rng: random.Random) -> list[Any]:
     if "enum" in node:
         values += [*node["enum"], str(node["enum"][0]).upper()]
     if "default" in node:
-        values.append(node["default"])
+        values.append(copy.deepcopy(node["default"]))  # the schema's own object: a later _set would write into it
     return values
 
 

@@ -107,7 +107,12 @@ def test_deployment_with_real_probes_service_and_dns(api: Api, namespace: str) -
     svc = api.get(f"/api/v1/namespaces/{namespace}/services/web")
     http = requests.Session()
     http.trust_env = False  # never a proxy from the environment: the ClusterIP exists only here
-    answered = {http.get(f"http://{svc['spec']['clusterIP']}/", timeout=5).json()["pod"] for _ in range(12)}
+    cluster_ip = f"http://{svc['spec']['clusterIP']}/"
+
+    # kube-proxy rewrites its rules after the EndpointSlice turns ready, a moment after the Deployment does;
+    # until then the Service's REJECT rule answers "no route to host" (wait_until takes that as "not yet").
+    wait_until(lambda: http.get(cluster_ip, timeout=5).ok, 30, "the ClusterIP served by kube-proxy")
+    answered = {http.get(cluster_ip, timeout=5).json()["pod"] for _ in range(12)}
     assert answered <= {p["metadata"]["name"] for p in pods}
     assert answered
 
