@@ -51,6 +51,18 @@ OBSERVED: dict[str, Any] = merge_config(
     {"metrics": {"vmpodscrape": {"enabled": True}, "rules": {"enabled": True}, "dashboards": {"enabled": True}}},
 )
 SHARED_FLEET = "gateway.envoyproxy.io/owning-gatewayclass=eg-shared"
+ROUTE: list[dict[str, Any]] = [
+    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "observed-tenant"}},
+    {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "HTTPRoute",
+        "metadata": {"name": "app", "namespace": "observed-tenant"},
+        "spec": {
+            "parentRefs": [{"name": "eg-shared", "namespace": NS}],
+            "rules": [{"backendRefs": [{"name": "app", "port": 8080}]}],
+        },
+    },
+]
 
 
 def _scrape(addresses: list[str], port: int) -> str:
@@ -93,7 +105,11 @@ def test_controller_and_envoy_expose_every_name_the_alerts_and_panels_use(kube: 
         for _ in range(2):  # the first scrape is itself an upstream request: its series exist from then on
             with urllib.request.urlopen(stats, timeout=5) as response:
                 envoy = metric_names.exposed(response.read().decode())
-        # The controller's xDS series (xds_snapshot_update_total, ...) exist once a proxy has connected.
+        # xds_snapshot_update_total counts snapshots pushed to proxies already connected (Envoy Gateway's
+        # snapshotcache.go); a proxy that connects after the last change gets the cached one uncounted. So a
+        # tenant's route changes the configuration once the proxy is in, as consumers do all day.
+        for obj in ROUTE:
+            kube.apply(obj)
         pods = kube.items(f"/api/v1/namespaces/{NS}/pods", labelSelector="control-plane=envoy-gateway")
         addresses = [p["status"]["podIP"] for p in pods if (p.get("status") or {}).get("podIP")] + ["127.0.0.1"]
         deadline = time.monotonic() + 30
@@ -109,6 +125,8 @@ def test_controller_and_envoy_expose_every_name_the_alerts_and_panels_use(kube: 
         )
     finally:
         proxy.stop()
+        for obj in reversed(ROUTE):  # the tenant's objects go, so the fixture's uninstall finds no tenant
+            kube.delete(obj)
     lacking = metric_names.missing(rendered, "envoy", envoy, metric_names.ENVOY_AFTER_A_REQUEST)
     assert not lacking, f"queries name metrics the real Envoy does not expose: {lacking}"
 
