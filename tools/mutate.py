@@ -251,6 +251,15 @@ MUTATIONS = (
         "schema_bound",
     ),
     Mutation(
+        "hostile-waf-multipart-bound",
+        "waf.max_multipart_parts stays within the engine's argument limit (1000), which the WAF enforces at start",
+        "config.schema.json",
+        '"maximum": 1000,\n          "description": "A multipart body',
+        '"maximum": 100000,\n          "description": "A multipart body',
+        ("tests/unit/test_waf_contract.py", "tests/unit/test_waf_component.py"),
+        "max_multipart_parts or parts-above",
+    ),
+    Mutation(
         "hostile-waf-rollout-gate",
         "install applies the WAF's EnvoyExtensionPolicy only after its Deployment rolled out",
         f"{PKG}/components/waf.py",

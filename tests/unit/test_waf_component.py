@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from envoy_block import config
 from tests.conftest import ROOT
 from tests.support.helpers import MISSING, at, find, kinds, load, with_gateway
 
@@ -273,6 +274,51 @@ def test_workers_reach_the_service(tmp_path: Any, workers: int | None, expected:
     assert service_settings(data, tmp_path)["workers"] == (0 if expected is MISSING else expected)
 
 
+HOSTILE_BODY_KEYS = [
+    # (key, a value the user sets, the service's default when unset)
+    ("max_multipart_parts", 200, 500),
+    ("body_inspections", 1, 0),  # 0: one per worker (GOMAXPROCS)
+    ("body_queue_timeout_ms", 2000, 30000),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "default"), HOSTILE_BODY_KEYS, ids=[c[0] for c in HOSTILE_BODY_KEYS])
+def test_hostile_body_bounds_reach_the_service(tmp_path: Any, key: str, value: int, default: int) -> None:
+    """waf.max_multipart_parts, body_inspections and body_queue_timeout_ms arrive in the service's settings as
+    set, and the service reads them; unset, the key is absent and the service's own default applies, so a
+    config without them renders the same settings file as before they existed (no pod roll on upgrade).
+
+    Mutation check (done once, restored): leaving a key out of components/waf.OPTIONAL_SETTINGS turned its
+    case red."""
+    data = yaml.safe_load(find({"waf": {"enabled": True, key: value}}, "ConfigMap")["data"]["waf.yaml"])
+    assert data[key] == value
+    assert service_settings(data, tmp_path)[key] == value
+    unset = yaml.safe_load(find({"waf": {"enabled": True}}, "ConfigMap")["data"]["waf.yaml"])
+    assert key not in unset
+    assert service_settings(unset, tmp_path)[key] == default
+
+
+@pytest.mark.parametrize(
+    ("waf", "path", "message"),
+    [
+        ({"max_multipart_parts": 1001}, "config.waf.max_multipart_parts", "greater than the maximum of 1000"),
+        ({"max_multipart_parts": 0}, "config.waf.max_multipart_parts", "less than the minimum of 1"),
+        ({"body_inspections": 65}, "config.waf.body_inspections", "greater than the maximum of 64"),
+        ({"body_queue_timeout_ms": 0}, "config.waf.body_queue_timeout_ms", "less than the minimum of 1"),
+        ({"body_queue_timeout_ms": "5s"}, "config.waf.body_queue_timeout_ms", "must be of type integer"),
+    ],
+    ids=["parts-above-argument-limit", "parts-zero", "inspections-too-many", "queue-zero", "queue-as-duration"],
+)
+def test_hostile_body_bounds_are_checked(waf: dict[str, Any], path: str, message: str) -> None:
+    """Out of bounds, the block refuses the config at validation, naming the key (the service would refuse
+    it at start: a WAF that never starts fails every request)."""
+    with pytest.raises(config.ConfigError) as refused:
+        load({"waf": {"enabled": True, **waf}})
+    text = str(refused.value)
+    assert f"{path}: " in text, text
+    assert message in text, text
+
+
 def test_workers_change_rolls_the_pods() -> None:
     def checksum(cfg: dict[str, Any]) -> str:
         return str(
@@ -301,6 +347,11 @@ WARNINGS = [
         "workers-above-cpu-limit",
         {"workers": 4, "resources": {"limits": {"cpu": "2"}}},
         "config.waf.workers: 4 workers share a CPU limit of 2",
+    ),
+    (
+        "body-inspections-above-workers",
+        {"workers": 2, "body_inspections": 4},
+        "config.waf.body_inspections: 4 bodies inspected at once on 2 worker(s)",
     ),
     (
         "memory-limit-tight",

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from envoy_block import builder, config, waf_check
+from envoy_block.components import waf as waf_component
 from tests.conftest import ROOT
 from tests.support.helpers import block
 
@@ -44,7 +45,8 @@ SETTINGS_KEYS = (
     "body",
     "response_inspection",
     "block_status",
-    "workers",
+    # workers and the hostile-body bounds, passed under their own names when set: a key added there is drawn here.
+    *waf_component.OPTIONAL_SETTINGS,
 )
 # extra_directives is free text: the schema cannot draw it. Valid directives of each kind the block's
 # structural check passes (what it refuses is tests/unit/test_hostile_input.py's).

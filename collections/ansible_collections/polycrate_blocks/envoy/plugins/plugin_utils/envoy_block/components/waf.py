@@ -32,6 +32,10 @@ REQUEST_ATTRIBUTES = ("source.address", "source.port", "destination.address", "d
 METRICS_PORT = 9090
 ROLE = "waf"
 CONFIG_FILE = "waf.yaml"
+# waf.* keys passed to the service's settings file under the same name, only when set: the pod's CPUs
+# (GOMAXPROCS) and the hostile-body bounds (issue 26: parts per multipart body, bodies inspected at once, how
+# long a body waits for a slot).
+OPTIONAL_SETTINGS = ("workers", "max_multipart_parts", "body_inspections", "body_queue_timeout_ms")
 # Route kinds on the HTTP listeners a Gateway-level WAF policy covers (Envoy Gateway applies a
 # Gateway-level EnvoyExtensionPolicy to HTTP listeners only: internal/gatewayapi/envoyextensionpolicy.go).
 ROUTE_KINDS = ("HTTPRoute", "GRPCRoute")
@@ -68,8 +72,12 @@ def settings(config: Config) -> dict[str, Any]:
         "listen": f"0.0.0.0:{GRPC_PORT}",
         "metrics_port": METRICS_PORT,
     }
-    if waf.get("workers") is not None:  # GOMAXPROCS; unset: the Go runtime's default, the CPU limit rounded up
-        out["workers"] = waf["workers"]
+    # Unset, each key is left out and the service's own default applies (workers: the CPU limit rounded up;
+    # the others: waf/internal/settings.Defaults), so a config that sets none renders the settings file (and
+    # the pods' checksum) unchanged.
+    for key in OPTIONAL_SETTINGS:
+        if waf.get(key) is not None:
+            out[key] = waf[key]
     return out
 
 
@@ -382,6 +390,13 @@ def _worker_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> tuple
             f"config.waf.workers: {n} workers share a CPU limit of {cpu_limit} "
             "(waf.resources.limits.cpu): each worker is CPU-bound, so the extra ones only add memory and "
             "latency; raise the limit to the worker count, or remove it (it then follows the workers)"
+        )
+    inspections = waf.get("body_inspections")
+    if inspections is not None and inspections > n:
+        warnings.append(
+            f"config.waf.body_inspections: {inspections} bodies inspected at once on {n} worker(s): each "
+            "inspection keeps a CPU busy, so the extra ones only slow every request down (headers-only ones "
+            f"included) and add memory; set it to {n} or fewer, or remove it (it then follows the workers)"
         )
     memory_limit = user.get("limits", {}).get("memory")
     if memory_limit and body_buffer.quantity_bytes(memory_limit) < (32 + _WORKER_RSS_MIB * n) * 2**20:
