@@ -94,7 +94,12 @@ CNI_PLUGINS := /usr/lib/cni/bridge
 $(CNI_PLUGINS): ; $(call apt,containernetworking-plugins)
 NODE_DEPS := $(IPTABLES) $(IPSET) $(CONNTRACK) $(CNI_PLUGINS)
 
-$(WAF_BINARY): $(WAF_GO) | $(LIBRE2) $(PKG_CONFIG)
+# Coraza with its transformation-cache patch, laid out from the module proxy (waf/BUILD.md).
+CORAZA := waf/third_party/coraza/.patched
+$(CORAZA): waf/third_party/coraza.sh waf/third_party/coraza-issue-1681.patch
+	waf/third_party/coraza.sh
+
+$(WAF_BINARY): $(WAF_GO) $(CORAZA) | $(LIBRE2) $(PKG_CONFIG)
 	cd waf && CGO_ENABLED=1 go build -trimpath -tags re2_cgo -o bin/envoy-waf ./cmd/envoy-waf
 
 ## waf-build: build the WAF binary (waf/bin/envoy-waf, RE2 through cgo)
@@ -133,7 +138,7 @@ $(STATICCHECK):
 	mkdir -p $(TOOLS) && GOBIN=$(TOOLS) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) && mv $(TOOLS)/staticcheck $@
 
 ## lint: ruff, mypy, gofmt, go vet, staticcheck, yamllint, ansible-lint
-lint: $(STAMP) $(WAF_STAMP) $(STATICCHECK) | $(LIBRE2) $(PKG_CONFIG)
+lint: $(STAMP) $(WAF_STAMP) $(STATICCHECK) $(CORAZA) | $(LIBRE2) $(PKG_CONFIG)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

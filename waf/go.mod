@@ -45,3 +45,7 @@ require (
 	gopkg.in/check.v1 v1.0.0-20201130134442-10cb98267c6c // indirect
 	rsc.io/binaryregexp v0.2.0 // indirect
 )
+
+// Coraza v3.8.1 with one patch (its transformation cache keyed by value, upstream issue 1681), laid out by
+// third_party/coraza.sh from the module proxy with the module hash checked (waf/BUILD.md).
+replace github.com/corazawaf/coraza/v3 => ./third_party/coraza
