@@ -56,7 +56,7 @@ func (b *lockedBuffer) lines(t *testing.T) []audit.Line {
 type harness struct {
 	client extproc.ExternalProcessorClient
 	out    *lockedBuffer
-	waf    *WAF
+	waf    *Server
 }
 
 func start(t testing.TB, mutate func(*settings.Settings)) *harness {
