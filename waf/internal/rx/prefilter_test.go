@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"polycrate.local/envoy/waf/internal/testsupport"
 )
 
 func TestPrefilterNeedles(t *testing.T) {
@@ -90,7 +92,7 @@ func TestContainsFold(t *testing.T) {
 // case), an input the regex matches is never skipped. Mutation: drop foldSafe's orbit check -> red
 // (the Kelvin and long-s inputs below).
 func TestPrefilterNeverHidesAMatch(t *testing.T) {
-	crs := crsDir(t)
+	crs := testsupport.CRSDir(t)
 	patterns := crsPatterns(t, crs)
 	inputs := corpusInputs(t, crs)
 	inputs = append(inputs, "\u212aill", "\u017fleep(5)", "union \u017felect", "<\u017fcript>")
@@ -115,17 +117,6 @@ func TestPrefilterNeverHidesAMatch(t *testing.T) {
 	if len(patterns) < 250 || checked == 0 || skipped*2 < checked {
 		t.Fatalf("%d patterns, %d checks, %d skipped: the prefilter should skip most", len(patterns), checked, skipped)
 	}
-}
-
-func crsDir(tb testing.TB) string {
-	if dir := os.Getenv("CRS_DIR"); dir != "" {
-		return dir
-	}
-	dir, err := filepath.Abs("../../../../shared/crs/v4.28.0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return dir
 }
 
 var rxArg = regexp.MustCompile(`"@rx ((?:[^"\\]|\\.)*)"`)

@@ -16,27 +16,13 @@ import (
 
 	"polycrate.local/envoy/waf/internal/rx" // the @rx operator this build uses
 	"polycrate.local/envoy/waf/internal/settings"
+	"polycrate.local/envoy/waf/internal/testsupport"
 )
-
-// crsDir is the CRS the tests load: $CRS_DIR, else ../shared/crs/v4.28.0 beside the repository.
-func crsDir(tb testing.TB) string {
-	if dir := os.Getenv("CRS_DIR"); dir != "" {
-		return dir
-	}
-	dir, err := filepath.Abs("../../../../shared/crs/v4.28.0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "rules")); err != nil {
-		tb.Fatalf("OWASP CRS v4.28.0 not found at %s: set CRS_DIR", dir)
-	}
-	return dir
-}
 
 func engine(tb testing.TB, mutate func(*settings.Settings)) coraza.WAF {
 	tb.Helper()
 	s := settings.Defaults()
-	s.CRSDir = crsDir(tb)
+	s.CRSDir = testsupport.CRSDir(tb)
 	if mutate != nil {
 		mutate(&s)
 	}
@@ -239,7 +225,7 @@ func BenchmarkShapes(b *testing.B) {
 func engineWithout(tb testing.TB, line string) coraza.WAF {
 	tb.Helper()
 	s := settings.Defaults()
-	s.CRSDir = crsDir(tb)
+	s.CRSDir = testsupport.CRSDir(tb)
 	d, err := s.Directives()
 	if err != nil {
 		tb.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"polycrate.local/envoy/waf/internal/audit"
 	"polycrate.local/envoy/waf/internal/settings"
+	"polycrate.local/envoy/waf/internal/testsupport"
 )
 
 // kind names a response the way the table below expects it.
@@ -73,7 +74,7 @@ func TestExchangeStateMachine(t *testing.T) {
 	servers := map[bool]*Server{}
 	for _, inspect := range []bool{false, true} {
 		s := settings.Defaults()
-		s.CRSDir = crsDir(t)
+		s.CRSDir = testsupport.CRSDir(t)
 		s.InspectResponse = inspect
 		s.BodyLimit = 1024
 		srv, err := New(s, audit.New(io.Discard), NewMetrics())

@@ -19,6 +19,7 @@ import (
 
 	"polycrate.local/envoy/waf/internal/audit"
 	"polycrate.local/envoy/waf/internal/settings"
+	"polycrate.local/envoy/waf/internal/testsupport"
 )
 
 // lockedBuffer collects the audit output; each Write is one line (audit.Writer writes a line at once).
@@ -62,7 +63,7 @@ type harness struct {
 func start(t testing.TB, mutate func(*settings.Settings)) *harness {
 	t.Helper()
 	s := settings.Defaults()
-	s.CRSDir = crsDir(t)
+	s.CRSDir = testsupport.CRSDir(t)
 	if mutate != nil {
 		mutate(&s)
 	}
