@@ -7,10 +7,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -53,37 +53,37 @@ var (
 
 // Settings is the whole settings file. Field names are the file's keys.
 type Settings struct {
-	CRSDir                     string   `json:"crs_dir"`
-	Mode                       string   `json:"mode"` // block | detect (DetectionOnly: log, never block)
-	ParanoiaLevel              int      `json:"paranoia_level"`
-	InboundAnomalyThreshold    int      `json:"inbound_anomaly_threshold"`
-	AllowedMethods             []string `json:"allowed_methods"`
-	AllowedRequestContentTypes []string `json:"allowed_request_content_types"`
-	ValidateUTF8               bool     `json:"validate_utf8"` // CRS 920250: invalid UTF-8 in the path, argument names and values
-	ExcludeRuleIDs             []int    `json:"exclude_rule_ids"`
-	ExcludeRuleTags            []string `json:"exclude_rule_tags"`
-	ExtraDirectives            string   `json:"extra_directives"`
+	CRSDir                     string   `json:"crs_dir" yaml:"crs_dir"`
+	Mode                       string   `json:"mode" yaml:"mode"` // block | detect (DetectionOnly: log, never block)
+	ParanoiaLevel              int      `json:"paranoia_level" yaml:"paranoia_level"`
+	InboundAnomalyThreshold    int      `json:"inbound_anomaly_threshold" yaml:"inbound_anomaly_threshold"`
+	AllowedMethods             []string `json:"allowed_methods" yaml:"allowed_methods"`
+	AllowedRequestContentTypes []string `json:"allowed_request_content_types" yaml:"allowed_request_content_types"`
+	ValidateUTF8               bool     `json:"validate_utf8" yaml:"validate_utf8"` // CRS 920250: invalid UTF-8 in the path, argument names and values
+	ExcludeRuleIDs             []int    `json:"exclude_rule_ids" yaml:"exclude_rule_ids"`
+	ExcludeRuleTags            []string `json:"exclude_rule_tags" yaml:"exclude_rule_tags"`
+	ExtraDirectives            string   `json:"extra_directives" yaml:"extra_directives"`
 	// Before the CRS rules, after this file's CRS setup: where crs-setup.conf's SecActions go (the corpus
 	// harness uses it). Not a block setting.
-	SetupDirectives   string `json:"setup_directives"`
-	BodyLimit         int    `json:"body_limit"`          // request body bytes inspected
-	BodyLimitAction   string `json:"body_limit_action"`   // reject (413) | partial (inspect the first BodyLimit bytes)
-	InspectResponse   bool   `json:"inspect_response"`    // CRS response rules (RESPONSE-95x) on headers and body
-	ResponseBodyLimit int    `json:"response_body_limit"` // response body bytes inspected; the rest passes uninspected
-	BlockStatus       int    `json:"block_status"`
-	Listen            string `json:"listen"`
-	MetricsPort       int    `json:"metrics_port"`
-	Workers           int    `json:"workers"` // GOMAXPROCS; 0: the runtime's default (the container's CPU quota)
+	SetupDirectives   string `json:"setup_directives" yaml:"setup_directives"`
+	BodyLimit         int    `json:"body_limit" yaml:"body_limit"`                   // request body bytes inspected
+	BodyLimitAction   string `json:"body_limit_action" yaml:"body_limit_action"`     // reject (413) | partial (inspect the first BodyLimit bytes)
+	InspectResponse   bool   `json:"inspect_response" yaml:"inspect_response"`       // CRS response rules (RESPONSE-95x) on headers and body
+	ResponseBodyLimit int    `json:"response_body_limit" yaml:"response_body_limit"` // response body bytes inspected; the rest passes uninspected
+	BlockStatus       int    `json:"block_status" yaml:"block_status"`
+	Listen            string `json:"listen" yaml:"listen"`
+	MetricsPort       int    `json:"metrics_port" yaml:"metrics_port"`
+	Workers           int    `json:"workers" yaml:"workers"` // GOMAXPROCS; 0: the runtime's default (the container's CPU quota)
 	// A multipart body with more parts is refused (413) before the engine: Coraza's SecArgumentsLimit does
 	// not count multipart parts, and each part costs the CRS about half a millisecond of CPU.
-	MaxMultipartParts int `json:"max_multipart_parts"`
+	MaxMultipartParts int `json:"max_multipart_parts" yaml:"max_multipart_parts"`
 	// Request bodies inspected at once (0: GOMAXPROCS): headers-only requests never wait for a slot, so a
 	// burst of expensive bodies cannot starve them.
-	BodyInspections int `json:"body_inspections"`
+	BodyInspections int `json:"body_inspections" yaml:"body_inspections"`
 	// How long a body may wait for an inspection slot before it is refused (503, fail-closed). A backstop:
 	// Envoy's message timeout (the block's default 250ms) usually ends the wait first, and the body is
 	// then dropped uninspected with its stream, Envoy answering per its failure mode.
-	BodyQueueTimeoutMS int `json:"body_queue_timeout_ms"`
+	BodyQueueTimeoutMS int `json:"body_queue_timeout_ms" yaml:"body_queue_timeout_ms"`
 }
 
 // Defaults are the settings of an empty file (crs_dir aside).
@@ -106,113 +106,71 @@ func Defaults() Settings {
 	}
 }
 
-// field decodes one key's value into the Settings.
-type field func(s *Settings, key string, v any) error
-
-var fields = map[string]field{
-	"crs_dir":                       str(func(s *Settings) *string { return &s.CRSDir }),
-	"mode":                          str(func(s *Settings) *string { return &s.Mode }),
-	"paranoia_level":                integer(func(s *Settings) *int { return &s.ParanoiaLevel }),
-	"inbound_anomaly_threshold":     integer(func(s *Settings) *int { return &s.InboundAnomalyThreshold }),
-	"allowed_methods":               strs(func(s *Settings) *[]string { return &s.AllowedMethods }),
-	"allowed_request_content_types": strs(func(s *Settings) *[]string { return &s.AllowedRequestContentTypes }),
-	"validate_utf8":                 boolean(func(s *Settings) *bool { return &s.ValidateUTF8 }),
-	"exclude_rule_ids":              ints(func(s *Settings) *[]int { return &s.ExcludeRuleIDs }),
-	"exclude_rule_tags":             strs(func(s *Settings) *[]string { return &s.ExcludeRuleTags }),
-	"extra_directives":              str(func(s *Settings) *string { return &s.ExtraDirectives }),
-	"setup_directives":              str(func(s *Settings) *string { return &s.SetupDirectives }),
-	"body_limit":                    integer(func(s *Settings) *int { return &s.BodyLimit }),
-	"body_limit_action":             str(func(s *Settings) *string { return &s.BodyLimitAction }),
-	"inspect_response":              boolean(func(s *Settings) *bool { return &s.InspectResponse }),
-	"response_body_limit":           integer(func(s *Settings) *int { return &s.ResponseBodyLimit }),
-	"block_status":                  integer(func(s *Settings) *int { return &s.BlockStatus }),
-	"listen":                        str(func(s *Settings) *string { return &s.Listen }),
-	"metrics_port":                  integer(func(s *Settings) *int { return &s.MetricsPort }),
-	"workers":                       integer(func(s *Settings) *int { return &s.Workers }),
-	"max_multipart_parts":           integer(func(s *Settings) *int { return &s.MaxMultipartParts }),
-	"body_inspections":              integer(func(s *Settings) *int { return &s.BodyInspections }),
-	"body_queue_timeout_ms":         integer(func(s *Settings) *int { return &s.BodyQueueTimeoutMS }),
-}
-
-// Keys are the known settings keys, sorted.
+// Keys are the known settings keys (the fields' yaml tags), sorted.
 func Keys() []string {
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
+	t := reflect.TypeFor[Settings]()
+	keys := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		keys = append(keys, t.Field(i).Tag.Get("yaml"))
 	}
 	sort.Strings(keys)
 	return keys
 }
 
-func str(at func(*Settings) *string) field {
-	return func(s *Settings, key string, v any) error {
-		text, ok := v.(string)
-		if !ok {
-			return fmt.Errorf("%s must be a string, not %v", key, v)
-		}
-		*at(s) = text
-		return nil
-	}
+// kinds are the YAML tags a value must carry for a field of each Go type, and how the error names it.
+var kinds = map[reflect.Type]struct{ tag, what, item, itemWhat string }{
+	reflect.TypeFor[string]():   {"!!str", "a string", "", ""},
+	reflect.TypeFor[int]():      {"!!int", "an integer", "", ""},
+	reflect.TypeFor[bool]():     {"!!bool", "true or false", "", ""},
+	reflect.TypeFor[[]string](): {"!!seq", "a list of strings", "!!str", "a string"},
+	reflect.TypeFor[[]int]():    {"!!seq", "a list of integers", "!!int", "an integer"},
 }
 
-func integer(at func(*Settings) *int) field {
-	return func(s *Settings, key string, v any) error {
-		n, ok := v.(int)
-		if !ok {
-			return fmt.Errorf("%s must be an integer, not %v", key, v)
-		}
-		*at(s) = n
-		return nil
+// checkKinds refuses unknown keys and values of the wrong kind, naming the key: yaml.v3 alone would name
+// a line and a Go type, or (into a bool) take YAML 1.1's yes/no. A list may be null (empty).
+func checkKinds(doc *yaml.Node) error {
+	types := map[string]reflect.Type{}
+	t := reflect.TypeFor[Settings]()
+	for i := range t.NumField() {
+		types[t.Field(i).Tag.Get("yaml")] = t.Field(i).Type
 	}
-}
-
-func boolean(at func(*Settings) *bool) field {
-	return func(s *Settings, key string, v any) error {
-		b, ok := v.(bool)
-		if !ok {
-			return fmt.Errorf("%s must be true or false, not %q", key, fmt.Sprint(v))
+	var unknown []string
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		key, value := doc.Content[i].Value, doc.Content[i+1]
+		typ, known := types[key]
+		if !known {
+			unknown = append(unknown, key)
+			continue
 		}
-		*at(s) = b
-		return nil
-	}
-}
-
-func strs(at func(*Settings) *[]string) field {
-	return func(s *Settings, key string, v any) error {
-		items, ok := v.([]any)
-		if !ok && v != nil {
-			return fmt.Errorf("%s must be a list of strings, not %v", key, v)
+		kind := kinds[typ]
+		if kind.item != "" && value.ShortTag() == "!!null" {
+			continue
 		}
-		out := make([]string, 0, len(items))
-		for _, item := range items {
-			text, ok := item.(string)
-			if !ok {
-				return fmt.Errorf("%s: %v is not a string", key, item)
+		if value.ShortTag() != kind.tag {
+			return fmt.Errorf("%s must be %s, not %s", key, kind.what, shown(value))
+		}
+		for _, item := range value.Content {
+			if item.ShortTag() != kind.item {
+				return fmt.Errorf("%s: %s is not %s", key, shown(item), kind.itemWhat)
 			}
-			out = append(out, text)
 		}
-		*at(s) = out
-		return nil
 	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return fmt.Errorf("unknown settings %v; known: %v", unknown, Keys())
+	}
+	return nil
 }
 
-func ints(at func(*Settings) *[]int) field {
-	return func(s *Settings, key string, v any) error {
-		items, ok := v.([]any)
-		if !ok && v != nil {
-			return fmt.Errorf("%s must be a list of integers, not %v", key, v)
-		}
-		out := make([]int, 0, len(items))
-		for _, item := range items {
-			n, ok := item.(int)
-			if !ok {
-				return fmt.Errorf("%s: %v is not an integer", key, item)
-			}
-			out = append(out, n)
-		}
-		*at(s) = out
-		return nil
+// shown is a value as an error message quotes it.
+func shown(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
 	}
+	return fmt.Sprintf("%q", n.Value)
 }
 
 // Load reads and checks a settings file.
@@ -230,34 +188,26 @@ func Load(path string) (Settings, error) {
 
 // Parse decodes a settings document and checks it.
 func Parse(data []byte) (Settings, error) {
-	var raw any
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return Settings{}, fmt.Errorf("not YAML: %w", err)
 	}
 	s := Defaults()
-	if raw == nil {
-		return s, s.Check()
+	if len(doc.Content) == 0 || doc.Content[0].ShortTag() == "!!null" {
+		return s, s.Check() // an empty file: the defaults
 	}
-	doc, ok := raw.(map[string]any)
-	if !ok {
+	if doc.Content[0].Kind != yaml.MappingNode {
 		return Settings{}, errors.New("expected a mapping of settings")
 	}
-	var unknown []string
-	for key := range doc {
-		if _, known := fields[key]; !known {
-			unknown = append(unknown, key)
-		}
+	if err := checkKinds(doc.Content[0]); err != nil {
+		return Settings{}, err
 	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return Settings{}, fmt.Errorf("unknown settings %v; known: %v", unknown, Keys())
-	}
-	for _, key := range Keys() {
-		if v, present := doc[key]; present {
-			if err := fields[key](&s, key, v); err != nil {
-				return Settings{}, err
-			}
-		}
+	// Over the defaults: a key not in the file keeps its default. KnownFields: an unknown key is refused
+	// here too, should checkKinds ever miss one.
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		return Settings{}, fmt.Errorf("decoding settings: %w", err)
 	}
 	return s, s.Check()
 }

@@ -105,3 +105,95 @@ func TestDirectivesCarryTheSettings(t *testing.T) {
 		t.Error("inspect_response/detect not carried")
 	}
 }
+
+// Every key decodes into its own field (a value other than its default), and each field's bounds hold at
+// both ends. Mutation: a wrong yaml tag on any field -> red.
+func TestEveryKeyDecodes(t *testing.T) {
+	dir := crs(t)
+	tests := []struct {
+		doc   string
+		check func(Settings) bool
+	}{
+		{"mode: detect", func(s Settings) bool { return s.Mode == "detect" }},
+		{"paranoia_level: 4", func(s Settings) bool { return s.ParanoiaLevel == 4 }},
+		{"inbound_anomaly_threshold: 1", func(s Settings) bool { return s.InboundAnomalyThreshold == 1 }},
+		{"allowed_methods: [GET, PROPFIND]", func(s Settings) bool { return strings.Join(s.AllowedMethods, " ") == "GET PROPFIND" }},
+		{"allowed_request_content_types: [application/json]", func(s Settings) bool { return len(s.AllowedRequestContentTypes) == 1 }},
+		{"validate_utf8: false", func(s Settings) bool { return !s.ValidateUTF8 }},
+		{"exclude_rule_ids: [942100, 1]", func(s Settings) bool { return len(s.ExcludeRuleIDs) == 2 && s.ExcludeRuleIDs[0] == 942100 }},
+		{"exclude_rule_ids:", func(s Settings) bool { return len(s.ExcludeRuleIDs) == 0 }}, // null: none
+		{"exclude_rule_tags: [attack-xss]", func(s Settings) bool { return s.ExcludeRuleTags[0] == "attack-xss" }},
+		{"extra_directives: |\n  SecAction \"id:1,pass\"", func(s Settings) bool { return strings.HasPrefix(s.ExtraDirectives, "SecAction") }},
+		{"setup_directives: SecAction", func(s Settings) bool { return s.SetupDirectives == "SecAction" }},
+		{"body_limit: 1", func(s Settings) bool { return s.BodyLimit == 1 }},
+		{"body_limit: 1073741823", func(s Settings) bool { return s.BodyLimit == 1<<30-1 }},
+		{"body_limit_action: partial", func(s Settings) bool { return s.BodyLimitAction == "partial" }},
+		{"inspect_response: true", func(s Settings) bool { return s.InspectResponse }},
+		{"response_body_limit: 1073741823", func(s Settings) bool { return s.ResponseBodyLimit == 1<<30-1 }},
+		{"block_status: 400", func(s Settings) bool { return s.BlockStatus == 400 }},
+		{"block_status: 599", func(s Settings) bool { return s.BlockStatus == 599 }},
+		{"listen: 127.0.0.1:1", func(s Settings) bool { return s.Listen == "127.0.0.1:1" }},
+		{"metrics_port: 0", func(s Settings) bool { return s.MetricsPort == 0 }},
+		{"metrics_port: 65535", func(s Settings) bool { return s.MetricsPort == 65535 }},
+		{"workers: 64", func(s Settings) bool { return s.Workers == 64 }},
+		{"max_multipart_parts: 1", func(s Settings) bool { return s.MaxMultipartParts == 1 }},
+		{"max_multipart_parts: 1000", func(s Settings) bool { return s.MaxMultipartParts == 1000 }},
+		{"body_inspections: 64", func(s Settings) bool { return s.BodyInspections == 64 }},
+		{"body_queue_timeout_ms: 1", func(s Settings) bool { return s.BodyQueueTimeoutMS == 1 }},
+		{"body_queue_timeout_ms: 600000", func(s Settings) bool { return s.BodyQueueTimeoutMS == 600000 }},
+	}
+	covered := map[string]bool{"crs_dir": true}
+	for _, tc := range tests {
+		s, err := Parse([]byte("crs_dir: " + dir + "\n" + tc.doc + "\n"))
+		if err != nil {
+			t.Errorf("%s: %v", tc.doc, err)
+			continue
+		}
+		if !tc.check(s) {
+			t.Errorf("%s: decoded as %+v", tc.doc, s)
+		}
+		if s.CRSDir != dir {
+			t.Errorf("%s: crs_dir lost", tc.doc)
+		}
+		covered[strings.SplitN(tc.doc, ":", 2)[0]] = true
+	}
+	for _, key := range Keys() {
+		if !covered[key] {
+			t.Errorf("no case for %s", key)
+		}
+	}
+}
+
+// A value of the wrong kind is an error naming the key and what it must be, for every kind; so are
+// unknown keys (all of them, sorted) and a document that is not a mapping. Mutation: checkKinds skipping
+// the tag check -> red (yaml.v3 names a line and a Go type, and takes 1 for true in no case here).
+func TestWrongKindsNameTheKey(t *testing.T) {
+	dir := crs(t)
+	tests := map[string]string{
+		"mode: 3":                          `mode must be a string, not "3"`,
+		"listen: [a]":                      "listen must be a string, not a list",
+		"workers:":                         `workers must be an integer, not ""`,
+		"body_limit: 1.5e3":                `body_limit must be an integer, not "1.5e3"`,
+		"metrics_port: {a: 1}":             "metrics_port must be an integer, not a mapping",
+		"inspect_response: yes":            `inspect_response must be true or false, not "yes"`,
+		"validate_utf8: 1":                 `validate_utf8 must be true or false, not "1"`,
+		"allowed_methods: GET":             `allowed_methods must be a list of strings, not "GET"`,
+		"allowed_methods: [GET, 1]":        `allowed_methods: "1" is not a string`,
+		"exclude_rule_ids: ['942100']":     `exclude_rule_ids: "942100" is not an integer`,
+		"exclude_rule_tags: [[a]]":         "exclude_rule_tags: a list is not a string",
+		"zeta: 1\nalpha: 2":                "unknown settings [alpha zeta]; known: [allowed_methods",
+		"mode: block\nmode: detect":        `mapping key "mode" already defined`,
+		"body_limit: 99999999999999999999": `body_limit must be an integer, not "99999999999999999999"`,
+	}
+	for doc, want := range tests {
+		_, err := Parse([]byte("crs_dir: " + dir + "\n" + doc + "\n"))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", doc, err, want)
+		}
+	}
+	for doc, want := range map[string]string{"[a, b]": "expected a mapping of settings", "a: [": "not YAML", "": "no CRS rules/"} {
+		if _, err := Parse([]byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", doc, err, want)
+		}
+	}
+}
