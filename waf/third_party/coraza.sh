@@ -32,8 +32,12 @@ fi
 rm -rf "$out"
 cp -R "$dir" "$out"
 chmod -R u+w "$out"
-# Only what the build compiles: no CI files (linted as YAML here), docs, nested test modules or workspace.
-rm -rf "$out/.github" "$out/docs" "$out/testing" "$out/examples" "$out/go.work" "$out/go.work.sum"
+# Only what the build compiles (Go sources, go.mod/go.sum, templates) and the licence: no CI or tool
+# configuration (the block's linters would read its YAML), docs, tests, nested modules or workspace.
+rm -rf "$out/testing" "$out/examples" "$out/docs"
+find "$out" -name testdata -type d -prune -exec rm -rf {} +
+find "$out" -type f ! -name '*.go' ! -name '*.tmpl' ! -name go.mod ! -name go.sum ! -name LICENSE -delete
+find "$out" -type f -name '*_test.go' -delete
 # git apply outside any repository (the ceiling stops it finding the block's): it patches like patch(1),
 # and refuses a patch that does not apply cleanly.
 (cd "$out" && GIT_CEILING_DIRECTORIES="$here" git apply -p1 "$here/coraza-issue-1681.patch")
