@@ -16,8 +16,9 @@ SUM=h1:dMV55FbMR2vOks/acrT43RShR+VkzU6jwp+XPdxay8o=
 here=$(cd "$(dirname "$0")" && pwd)
 out="$here/coraza"
 stamp="$out/.patched"
-want="$VERSION $SUM $(sha256sum "$here/coraza-issue-1681.patch" | cut -d' ' -f1)"
+want="$VERSION $SUM $(cat "$0" "$here/coraza-issue-1681.patch" | sha256sum | cut -d' ' -f1)" # this script and the patch
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    touch "$stamp" # up to date: newer than the script and the patch, so make stops asking
     exit 0
 fi
 # Outside any module (no replace applies); the hash is checked here against SUM, the same pin go.sum holds,
