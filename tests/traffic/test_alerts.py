@@ -549,7 +549,7 @@ def _phases(
     replayed = replay_baseline(mon, block, started)
     baseline = f"sum(rate({blocks}[1d] offset 10m))"
     wait_for("the replayed baseline in VictoriaMetrics", lambda: bool(mon.query(baseline)))
-    time.sleep(5)  # vmalert evaluates a few rounds on healthy traffic, with the baseline in place
+    time.sleep(3)  # vmalert evaluates a few rounds on healthy traffic, with the baseline in place (pending counts)
     assert set(traffic.statuses) == {200}, f"healthy traffic got {sorted(set(traffic.statuses))}"
     assert set(attacks.statuses) == {403}, f"the background attacks got {sorted(set(attacks.statuses))}"
     errors = {r["name"]: r["lastError"] for r in mon.rules() if r.get("lastError")}
@@ -723,10 +723,11 @@ class StandaloneController:
     reads the Gateway API objects from a directory, the host infrastructure runs each Gateway's Envoy as its
     child (func-e, on the testbed's Envoy binary)."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, initial: list[dict[str, Any]]) -> None:
         self.dir = workdir
         self.resources = workdir / "resources"
         self.resources.mkdir(parents=True)
+        self.write("initial", initial)  # read at start: no wait for the directory watch
         homes = {key: str(workdir / key) for key in ("configHome", "dataHome", "stateHome", "runtimeDir")}
         installed = workdir / "dataHome/envoy-versions" / HOST_ENVOY_VERSION / "bin"
         installed.mkdir(parents=True)
@@ -794,9 +795,8 @@ def test_controller_alerts_fire_on_a_real_controller(tmp_path: Path) -> None:
     config = alerting_config()
     block = load(config).block_name
     rules, _ = rule_file(objects(config), tmp_path)
-    controller = StandaloneController(tmp_path / "controller")
+    controller = StandaloneController(tmp_path / "controller", _gateway_objects("healthy", {}, 8080))
     try:
-        controller.write("healthy", _gateway_objects("healthy", {}, 8080))
         job = f'job="{block}-controller"'
         scrape = {
             "global": {"scrape_interval": "1s", "scrape_timeout": "1s"},
@@ -817,7 +817,7 @@ def test_controller_alerts_fire_on_a_real_controller(tmp_path: Path) -> None:
                 timeout=FIRE_WITHIN,
                 why=lambda: f": {controller.output()[-3000:]}",
             )
-            time.sleep(5)  # vmalert evaluates a few rounds on the running, reconciling controller
+            time.sleep(3)  # vmalert evaluates a few rounds on the running, reconciling controller
             errors = {r["name"]: r["lastError"] for r in mon.rules() if r.get("lastError")}
             assert not errors, f"vmalert could not evaluate: {errors}"
             active = set(mon.alerts()) & {"EnvoyGatewayControllerDown", "EnvoyGatewayReconcileFailing"}
