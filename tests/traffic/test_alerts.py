@@ -39,8 +39,10 @@ First run: EnvoyUpstream5xxRatioHigh fired when the WAF stopped, on the WAF's ex
 Mutation checks (done once; tools/mutate.py runs no traffic test, they need a network namespace):
 EnvoyUpstream5xxRatioHigh on `envoy_response_code_class="4"` -> red (never fired on the 500s); EnvoyWafDown
 on `up{job="<block>-wafx"}` -> red (fired on healthy traffic); EnvoyXdsConfigRejected on lds_update_failure
-instead of lds_update_rejected -> red (never fired). The broken copy of the rule file checks that
-`vmalert -dryRun` can refuse one.
+instead of lds_update_rejected -> red (never fired); EnvoyP99LatencyHigh's threshold x10 (a unit slip) -> red
+(never fired on the 1.5 s backend); EnvoyWafBlockingAboveBaseline's baseline without `offset 10m` (it then
+includes the burst) -> red; EnvoyProxyMemoryNearLimit at twice memory_ratio -> red; EnvoyGatewayReconcileFailing
+on status="failed" -> red. The broken copy of the rule file checks that `vmalert -dryRun` can refuse one.
 """
 
 from __future__ import annotations
