@@ -219,6 +219,7 @@ def pods_held(kube: Kube, namespace: str, label: str, value: str) -> Iterator[No
                     "expression": f"!has(object.metadata.labels) || !('{label}' in object.metadata.labels) "
                     f"|| object.metadata.labels['{label}'] != '{value}'",
                     "message": "held by the test",
+                    "reason": "Forbidden",
                 }
             ],
         },
@@ -247,7 +248,7 @@ def pods_held(kube: Kube, namespace: str, label: str, value: str) -> Iterator[No
             try:
                 kube.api._call("POST", f"/api/v1/namespaces/{namespace}/pods", params={"dryRun": "All"}, json=probe)
             except ApiError as err:
-                return err.status == 403 and "held by the test" in str(err)
+                return err.status == 403 and "held by the test" in str(err)  # reason Forbidden (else 422)
             return False
 
         kube.wait(refused, 30, "the hold in effect")
