@@ -23,7 +23,8 @@ IMAGE_VENV := .venv-image
 IMAGE_LOCK := ../shared/polycrate/image-python-requirements.lock
 IMAGE_BIN := $(CURDIR)/$(IMAGE_VENV)/bin
 IMAGE_STAMP := $(IMAGE_VENV)/.installed-$(shell cat $(IMAGE_LOCK) requirements-image-tests.txt | sha256sum | cut -c1-12)
-# Binaries built from pinned Go modules (tools/build-go.sh): helm v3, etcd, Kubernetes, kwok, Envoy Gateway.
+# Binaries built from pinned Go modules (tools/build-go.sh): helm v3, etcd, Kubernetes, the node's runtime and
+# network parts, Envoy Gateway.
 TOOLS := $(CURDIR)/.tools/bin
 export PATH := $(BIN):$(TOOLS):$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
@@ -107,7 +108,7 @@ waf-build: $(WAF_BINARY)
 
 ## tools: build every Go component the tests run from its pinned module into .tools/ (reused while pins hold)
 # helm, etcd, the Kubernetes control plane and node (kubelet, kube-proxy, kube-scheduler), containerd, runc,
-# CoreDNS, kube-router, kwok, envoy-gateway and egctl, built with `go build` from the pinned wrapper modules in
+# CoreDNS, kube-router, envoy-gateway and egctl, built with `go build` from the pinned wrapper modules in
 # tools/go (Go module proxy only). Rebuilt only when a pin or Go changes.
 tools: | $(LIBSECCOMP) $(PKG_CONFIG)
 	tools/build-go.sh $(TOOLS)
@@ -126,10 +127,11 @@ render: $(STAMP)
 	@echo "Rendered into $(ARTIFACTS)/ (manifests/, helm/, plan.yaml)"
 
 ## bench-render: benchmark render and a no-change re-install against an empty playbook (a report)
-# Render time of examples/waf (target 3x) and a no-change re-install on the local control plane (target 5x),
-# each next to an empty playbook run, as ratios. A report, not a gate.
-bench-render: $(STAMP) tools
-	$(BIN)/python tools/bench_render.py
+# Render time of examples/waf (target 3x) and a no-change re-install on the real node (target 5x), each next to
+# an empty playbook run, as ratios; run inside the harness. A report, not a gate.
+bench-render: $(STAMP) tools node-images $(NODE_DEPS)
+	@dir=$$(mktemp -d) && trap 'rm -rf $$dir' EXIT && \
+	  $(BIN)/python -m tests.harness --dir $$dir --images -- $(BIN)/python tools/bench_render.py
 
 # staticcheck for the WAF's Go code, built from its pinned module into .tools/bin (reused while the pin holds).
 STATICCHECK_VERSION := v0.8.2
@@ -172,9 +174,9 @@ image-test: images $(WAF_STAMP) tools $(CURL)
 
 ## container-mode-test: the block's life cycle through Polycrate in container mode
 # The block's life cycle through Polycrate in container mode (its default): dockerd 20.10 started by the test,
-# the stand-in image, the local control plane; in a network namespace of its own (fixed controller ports).
-container-mode-test: images tools $(REGISTRY) $(DOCKERD)
-	unshare -n $(BIN)/python -m tests.traffic.netns $(BIN)/pytest tests/polycrate/test_container_mode.py
+# the stand-in image, the real node (tests/harness): `-p tests.cluster.conftest` enters its namespaces.
+container-mode-test: images tools $(REGISTRY) $(DOCKERD) $(NODE_DEPS)
+	$(BIN)/pytest -p tests.cluster.conftest tests/polycrate/test_container_mode.py
 
 # Then the block's Python again in Polycrate's image Python (.venv-image): the pure core's unit tests and the
 # render/install playbook paths whose output ansible-core 2.18 formats differently. Left out there: the tests
@@ -221,17 +223,19 @@ node-test: $(STAMP) tools node-images $(NODE_DEPS)
 	@dir=$$(mktemp -d) && trap 'rm -rf $$dir' EXIT && \
 	  $(BIN)/python -m tests.harness --dir $$dir --images -- $(BIN)/pytest -s tests/node
 
-## cluster-test: the cluster scenarios against the local control plane and the real controller
-# The playbooks against a real control plane and the real Envoy Gateway controller (tests/harness), one at
-# a time: the controller binds fixed host ports as in its pod. test_real_proxy runs Envoy from .venv-waf.
-cluster-test: $(STAMP) $(WAF_STAMP) tools $(REGISTRY) $(IMAGE_STAMP)
+## cluster-test: the cluster scenarios on the real node with the real controller, proxies and WAF as pods
+# The playbooks against the real single-node cluster (tests/harness: control plane and a real node in a network
+# and mount namespace the pytest process enters), the controller, certgen, proxies and WAF as pods from the
+# images built here, one scenario at a time. No image may be pulled (checked at the end).
+cluster-test: $(STAMP) $(WAF_STAMP) tools node-images $(REGISTRY) $(IMAGE_STAMP) $(NODE_DEPS)
 	$(BIN)/pytest --durations=12 tests/cluster
 
-## molecule: the real playbooks through molecule against the local control plane
-# The real playbooks against the local control plane (tests/harness), through molecule (converge, idempotence, verify,
-# uninstall check).
-molecule: $(STAMP) tools
-	$(BIN)/molecule test -s default
+## molecule: the real playbooks through molecule against the real node
+# The real playbooks against the real single-node cluster (tests/harness), through molecule (converge, idempotence,
+# verify, uninstall check), which runs inside the harness's namespace.
+molecule: $(STAMP) tools node-images $(NODE_DEPS)
+	@dir=$$(mktemp -d) && trap 'rm -rf $$dir' EXIT && \
+	  $(BIN)/python -m tests.harness --dir $$dir --images -- $(BIN)/molecule test -s default
 
 ## molecule-cluster: molecule against your own cluster (KUBECONFIG); not part of make test
 # Against a real cluster: needs KUBECONFIG, helm on PATH and registry access. Not part of `make test`.
@@ -254,10 +258,10 @@ traffic-test: $(STAMP) $(WAF_STAMP) tools $(WAF_BINARY)
 	unshare -n $(BIN)/python -m tests.traffic.netns $(BIN)/pytest tests/traffic
 
 ## test: lint and every test (what CI runs)
-# The cluster scenarios mostly wait on the API server and the controller (one core), so the WAF and traffic
+# The cluster scenarios mostly wait on the API server, the controller and the pods, so the WAF and traffic
 # tests, the image tests and the mutation runner run beside them (the traffic tests in their own network
-# namespace), their output shown when all are done; molecule needs the controller's fixed host ports and so
-# follows the cluster tests.
+# namespace), their output shown when all are done; the cluster suite's parts run one after another (each
+# starts a real node: two at once would double its memory).
 test: lint unit images
 	@log=$$(mktemp) && trap 'rm -f $$log' EXIT && \
 	  { $(MAKE) --no-print-directory -k waf-test traffic-test image-test mutation fuzz >$$log 2>&1 & } && side=$$! && \

@@ -5,8 +5,9 @@
 
 Times the `make render` path (tools/snapshot.py, then ansible-playbook playbooks/render.yml) into a fresh
 folder and again with nothing changed, and an empty play given the same extra-vars, so the ratio is the
-render's own cost. Then, on the real local control plane of tests/harness (with the real Envoy Gateway
-controller; the charts from ../shared/charts), a first install (not timed) and no-change re-installs.
+render's own cost. Then, on tests/harness's real node (`make bench-render` runs this inside it, KUBECONFIG set;
+the real Envoy Gateway controller; the charts from ../shared/charts), a first install (not timed) and no-change
+re-installs.
 Each figure is the median of --runs runs, taken in turns so machine load hits all alike.
 """
 
@@ -46,56 +47,39 @@ def _seconds(step: Callable[[], None]) -> float:
 
 def _reinstall_times(work: Path, runs: int, empty: Path) -> tuple[list[float], list[float]]:
     """No-change re-installs of the default config (+ the default Gateway) against a local cluster."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": f"{ROOT / 'collections/ansible_collections/polycrate_blocks/envoy/plugins/plugin_utils'}:{ROOT}",
-    }
-    harness = subprocess.Popen(
-        [sys.executable, "-m", "tests.harness", "--dir", str(work / "cluster")],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
+    kubeconfig = os.environ.get("KUBECONFIG", "")
+    if not kubeconfig:
+        raise SystemExit("bench-render: run inside the harness (make bench-render), or with --no-install")
+    override = work / "install.yml"
+    override.write_text(
+        f"config:\n  chart: {{repo: {{url: {CHARTS / 'gateway-helm-v1.9.0.tgz'}}}}}\n"
+        f"  crds: {{chart_url: {CHARTS / 'gateway-crds-helm-v1.9.0.tgz'}}}\n"
+        "  default_gateway: {enabled: true}\n",
+        encoding="utf-8",
     )
-    try:
-        assert harness.stdout is not None
-        line = harness.stdout.readline()
-        if not line.startswith("ready "):
-            raise SystemExit("bench-render: the local cluster did not start")
-        kubeconfig = line.split()[1]
-        override = work / "install.yml"
-        override.write_text(
-            f"config:\n  chart: {{repo: {{url: {CHARTS / 'gateway-helm-v1.9.0.tgz'}}}}}\n"
-            f"  crds: {{chart_url: {CHARTS / 'gateway-crds-helm-v1.9.0.tgz'}}}\n"
-            "  default_gateway: {enabled: true}\n",
-            encoding="utf-8",
-        )
-        snapshot = work / "install-snapshot.yml"
-        _run(
-            [
-                sys.executable,
-                "tools/snapshot.py",
-                "--override",
-                str(override),
-                "--artifacts",
-                str(work / "a"),
-                "--kubeconfig",
-                kubeconfig,
-                "-o",
-                str(snapshot),
-            ]
-        )
-        playbook = [str(BIN / "ansible-playbook"), "-e", f"@{snapshot}"]
-        os.environ["PATH"] = f"{ROOT / '.tools/bin'}:{os.environ['PATH']}"
-        _run([*playbook, "playbooks/install.yml"])
-        empty_times, install_times = [], []
-        for _ in range(runs):
-            empty_times.append(_seconds(lambda: _run([*playbook, str(empty)])))
-            install_times.append(_seconds(lambda: _run([*playbook, "playbooks/install.yml"])))
-        return empty_times, install_times
-    finally:
-        harness.terminate()
-        harness.wait(timeout=60)
+    snapshot = work / "install-snapshot.yml"
+    _run(
+        [
+            sys.executable,
+            "tools/snapshot.py",
+            "--override",
+            str(override),
+            "--artifacts",
+            str(work / "a"),
+            "--kubeconfig",
+            kubeconfig,
+            "-o",
+            str(snapshot),
+        ]
+    )
+    playbook = [str(BIN / "ansible-playbook"), "-e", f"@{snapshot}"]
+    os.environ["PATH"] = f"{ROOT / '.tools/bin'}:{os.environ['PATH']}"
+    _run([*playbook, "playbooks/install.yml"])
+    empty_times, install_times = [], []
+    for _ in range(runs):
+        empty_times.append(_seconds(lambda: _run([*playbook, str(empty)])))
+        install_times.append(_seconds(lambda: _run([*playbook, "playbooks/install.yml"])))
+    return empty_times, install_times
 
 
 def main() -> int:

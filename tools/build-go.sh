@@ -62,7 +62,6 @@ build kube-router kube-router "-X github.com/cloudnativelabs/kube-router/v2/pkg/
 # node-images/, beside bin/, so `echo` never shadows the shell's on PATH.
 out=$dest/../node-images build pause pause "" polycrate.local/envoy/tools/pause
 out=$dest/../node-images build echo echo "" polycrate.local/envoy/tools/echo
-build kwok kwok "" sigs.k8s.io/kwok/cmd/kwok
 build helm helm "-X helm.sh/helm/v3/internal/version.version=v3.22.0 -X helm.sh/helm/v3/internal/version.gitTreeState=clean" \
   helm.sh/helm/v3/cmd/helm
 build envoy-gateway envoy-gateway "-X github.com/envoyproxy/gateway/internal/cmd/version.envoyGatewayVersion=v1.9.1" \
@@ -85,20 +84,6 @@ out=$dest/../image-bin build helm-3.17 helm-3.17 \
   helm.sh/helm/v3/cmd/helm
 out=$dest/../image-bin build kubectl kubectl "-X k8s.io/component-base/version.gitVersion=v1.32.1 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=32" \
   k8s.io/kubernetes/cmd/kubectl
-
-# kwok's binary has no built-in stages (kwokctl writes them into its config): keep the upstream "fast"
-# node and pod stages of the pinned module next to the binary.
-share=$dest/../share/kwok-stages
-if [[ $only == "  " || $only == *" kwok "* ]] && [[ ! -d $share || $(cat "$stamps/kwok") != "$(cat "$share/.stamp" 2>/dev/null)" ]]; then
-  kwok_dir=$(cd "$here/go/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
-  rm -rf "$share" && mkdir -p "$share"
-  for stage in node/fast node/heartbeat pod/fast; do
-    for file in "$kwok_dir/kustomize/stage/$stage"/*.yaml; do
-      [[ $(basename "$file") == kustomization.yaml ]] || cp "$file" "$share/"
-    done
-  done
-  cp "$stamps/kwok" "$share/.stamp"
-fi
 
 # ---- Polycrate: the published CLI v0.23.3, unmodified, from ../shared/polycrate (its own script and stamp).
 [[ $only != "  " ]] || "$here/build-polycrate.sh" "$dest"

@@ -1,13 +1,14 @@
-"""The REAL playbooks against the REAL control plane of tests/harness (etcd, kube-apiserver,
-kube-controller-manager, kwok) with the REAL Envoy Gateway controller and the real charts from shared/.
+"""The REAL playbooks against the REAL cluster of tests/harness (etcd, kube-apiserver, kube-controller-manager
+and a real node: kubelet, containerd, runc, CNI, kube-proxy, kube-scheduler, kube-router, CoreDNS) with the
+REAL Envoy Gateway controller, certgen, proxies and WAF as pods from the images `make images` built, and the
+real charts from shared/.
 
-One cluster per test session (starting it costs ~15 s); every test leaves it as it found it (the
-`clean_cluster` fixture uninstalls and checks). These tests run serially: the controller listens on fixed
-host ports, as it would in its pod.
-
-With CLUSTER_NODE=real the session runs on the real node instead (tests/harness/node.py: real pods from the
-images `make images` built), in a network and mount namespace this pytest process enters at configure time,
-before any thread exists.
+This pytest process enters the node's network and mount namespace at configure time, before any thread
+exists (`enter_node_namespaces`; a test module outside tests/cluster gets it with `-p tests.cluster.conftest`):
+the tests, helm, ansible and Polycrate reach the API server at the node's address, and the LoadBalancer
+addresses the harness assigns are served by kube-proxy there. One cluster per test session (its start costs
+about 25 s); every test leaves it as it found it (the `kube` fixture uninstalls). At the session's end no
+image pull may have been attempted (every image is imported; pull policy IfNotPresent as users run it).
 """
 
 from __future__ import annotations
@@ -39,15 +40,19 @@ from tests.support import apiserver
 from tests.support.gate import shared_dir
 
 BIN = Path(sys.executable).parent
-REAL_NODE = os.environ.get("CLUSTER_NODE") == "real"
 NODE_IMAGES: list[Path] = []
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if REAL_NODE:
-        # The archives are exported on the machine's side (buildah), then the namespaces are entered.
-        NODE_IMAGES[:] = node_image_archives(True)
-        enter_namespaces(Path(tempfile.mkdtemp(prefix="envoy-node-ns-")))
+    enter_node_namespaces()
+
+
+def enter_node_namespaces() -> None:
+    """Export the images' archives on the machine's side (buildah), then enter the node's namespaces (once)."""
+    if NODE_IMAGES:
+        return
+    NODE_IMAGES[:] = node_image_archives(True)
+    enter_namespaces(Path(tempfile.mkdtemp(prefix="envoy-node-ns-")))
 
 
 BLOCK_POLY = yaml.safe_load((ROOT / "block.poly").read_text(encoding="utf-8"))
@@ -92,6 +97,10 @@ class Kube:
             },
             "crds": {"chart_url": f"{oci}/gateway-crds-helm"},
             "wait": {"timeout": 180},
+            # Every uninstall waits for the proxy pods' graceful shutdown, at least min_drain_duration (30 s by
+            # default, for a cloud load balancer's health checks; kube-proxy here follows in about a second).
+            # The defaults are rendered and checked by tests/cluster/test_proxy_availability.py.
+            "data_plane": {"shutdown": {"min_drain_duration": "3s", "drain_timeout": "15s"}},
         }
         return dict(merge_config(cfg, extra))
 
@@ -202,13 +211,19 @@ def resource_path(obj: dict[str, Any]) -> str:
 
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    if not NODE_IMAGES:
+        pytest.fail("the node's namespaces were not entered: run with `-p tests.cluster.conftest`")
     workdir = tmp_path_factory.mktemp("cluster")
-    running = Cluster(workdir, real_node=REAL_NODE, images=NODE_IMAGES).start()
+    running = Cluster(workdir, images=NODE_IMAGES).start()
     try:
         yield running
     finally:
         running.stop()
     assert not running.leftovers, f"left after the real node's teardown: {running.leftovers}"
+    pulls = running.pulls()
+    assert not pulls, "image pulls attempted (every image is imported, pull policy IfNotPresent):\n" + "\n".join(
+        pulls[:10]
+    )
 
 
 @contextmanager

@@ -6,7 +6,9 @@ leaves none of the block's objects.
 
 Third-party CRDs that an example needs (Cilium, Calico, VictoriaMetrics) are applied first from
 ../shared/crds, as their operators would; certificates an HTTPS listener references are created as a
-tenant or cert-manager would. Nothing here enforces network policy: there is no CNI (see docs/testing.md).
+tenant or cert-manager would. Every pod runs on the real node from images built here (the WAF image under the
+name an operator gives their own, tests/harness/node.py OWN_WAF_IMAGE). Kubernetes NetworkPolicy is enforced
+(kube-router); Calico's and Cilium's policies are only applied, nothing here enforces them (docs/testing.md).
 Mutation check (done once): putting Phase.NETWORK back after the controller (the old order) turned
 test_network_policies_exist_before_the_helm_release red: helm's release Secret came before the policies.
 """
@@ -26,6 +28,7 @@ from tests.cluster.common import assert_healthy, writes
 from tests.cluster.conftest import Kube
 from tests.conftest import ROOT
 from tests.harness import pki
+from tests.harness.node import NODE_IP
 from tests.support import seed
 from tests.support.gate import shared_dir
 from tests.support.helpers import plan
@@ -150,7 +153,8 @@ def test_every_seed_configuration_installs_and_uninstalls(kube: Kube) -> None:
 
 
 def test_network_policies_exist_before_the_helm_release(kube: Kube) -> None:
-    cfg = kube.config(network_policy={"provider": "kubernetes", "api_server_cidrs": ["10.96.0.1/32"]})
+    # Enforced here: the API server's own address (egress is judged after kube-proxy's DNAT), as on a cluster.
+    cfg = kube.config(network_policy={"provider": "kubernetes", "api_server_cidrs": [f"{NODE_IP}/32"]})
     mark = len(kube.cluster.audit())
     kube.playbook("install", cfg).ok()
     w = writes(kube, mark)

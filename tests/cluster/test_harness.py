@@ -1,8 +1,10 @@
-"""The harness itself: it leaves no process behind even when it is killed outright, and it plays the
-LoadBalancer provider the way Cilium LB-IPAM / MetalLB would (the address asked for, else one from a pool).
+"""The harness itself: killed outright, its own processes die with it and the next harness removes what a
+node leaves on any machine (the pods' shims detach from containerd, the containers and the kubelet's cgroups
+stay); and it plays the LoadBalancer provider the way Cilium LB-IPAM / MetalLB would (the address asked for,
+else one from a pool).
 
-Mutation check (done once): dropping PR_SET_PDEATHSIG in procs._die_with_parent turned
-test_a_killed_harness_leaves_no_process red (etcd and kube-apiserver kept running).
+Mutation check (done once, on the control plane alone): dropping PR_SET_PDEATHSIG in procs._die_with_parent
+turned test_a_killed_harness_leaves_nothing_behind red (etcd and kube-apiserver kept running).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from tests.cluster.conftest import Kube
 from tests.conftest import PKG, ROOT
+from tests.harness.node import CGROUP_FS, CGROUP_PREFIX, cgroup_pids, sweep_dead_runs
 
 
 def _children(pid: int) -> set[int]:
@@ -40,7 +43,9 @@ def _running(pid: int) -> bool:
     return state != "Z"  # a zombie has exited; only its exit status is left to collect
 
 
-def test_a_killed_harness_leaves_no_process(tmp_path: Path) -> None:
+def test_a_killed_harness_leaves_nothing_behind(tmp_path: Path) -> None:
+    """A second harness, nested in this session's namespaces (it makes its own), up with CoreDNS running,
+    then SIGKILL."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, (PKG, ROOT)))}
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.harness", "--dir", str(tmp_path / "c")],
@@ -50,15 +55,30 @@ def test_a_killed_harness_leaves_no_process(tmp_path: Path) -> None:
         text=True,
     )
     assert proc.stdout is not None
-    assert proc.stdout.readline().startswith("ready "), "the harness did not come up"
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if line.startswith("ready "):
+            break
+    assert lines, "the harness printed nothing"
+    assert lines[-1].startswith("ready "), f"the harness did not come up: {lines}"
     children = _children(proc.pid)
-    assert len(children) >= 4, children  # etcd, kube-apiserver, kube-controller-manager, kwok
+    # etcd, kube-apiserver, kube-controller-manager, containerd, kubelet, kube-proxy, kube-scheduler, kube-router
+    assert len(children) >= 8, children
+    root = f"{CGROUP_PREFIX}{proc.pid}"
+    pods = cgroup_pids(root)
+    assert pods, "CoreDNS runs in the killed harness's node"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline and any(_running(p) for p in children):
         time.sleep(0.2)
     assert not [p for p in children if _running(p)], "processes outlived the harness"
+    # What any node leaves when killed: the next harness's start sweeps it (node.sweep_dead_runs).
+    swept = sweep_dead_runs()
+    assert root in swept, swept
+    assert not [p for p in pods if _running(p)], "the killed node's containers were swept"
+    assert not (CGROUP_FS / "pids" / root).exists()
 
 
 def _ingress(kube: Kube, ns: str, name: str) -> list[dict[str, str]]:

@@ -5,8 +5,8 @@ Install with metrics.vmpodscrape, metrics.rules and metrics.dashboards on, the W
 ext_proc and proxy_protocol filters are in the proxies' configuration), and the VictoriaMetrics CRDs as its
 operator installs them. The VMServiceScrape's selector finds the Service helm created for the controller and
 that Service has the port it scrapes; the controller, once it has reconciled the default Gateway, serves
-/metrics there. The shared fleet's proxy Deployment runs as a real Envoy (tests/cluster/proxy.py) that gets
-its configuration from the controller; it is scraped on its stats listener at the VMPodScrape's path. Every
+/metrics there. The shared fleet's proxy pod (Envoy from the pinned image, on the real node) gets its
+configuration from the controller; it is scraped on its pod IP's stats listener at the VMPodScrape's path. Every
 name the alerts and panels use is then among the controller's real series (controller names) or the real
 Envoy's (envoy_* names, but the ext_proc ones, which Envoy creates with the first request through the
 filter: the traffic test checks those); the WAF's are checked in tests/traffic/test_observability.py.
@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import time
 import urllib.request
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from envoy_block.polycrate import merge_config
-from tests.cluster.common import GW_API, condition
+from tests.cluster.common import GW_API, condition, pod_ips
 from tests.cluster.conftest import Kube
-from tests.cluster.proxy import ProxyPod
 from tests.cluster.test_examples import prepare
+from tests.harness.node import deployment_ready
 from tests.support import metric_names
 from tests.support.helpers import objects, with_gateway
 
@@ -76,7 +75,7 @@ def _scrape(addresses: list[str], port: int) -> str:
     raise AssertionError(f"the controller's /metrics: {errors}")
 
 
-def test_controller_and_envoy_expose_every_name_the_alerts_and_panels_use(kube: Kube, tmp_path: Path) -> None:
+def test_controller_and_envoy_expose_every_name_the_alerts_and_panels_use(kube: Kube) -> None:
     cfg = kube.config(**OBSERVED)
     prepare(kube, cfg)
     kube.playbook("install", cfg).ok()
@@ -97,11 +96,12 @@ def test_controller_and_envoy_expose_every_name_the_alerts_and_panels_use(kube: 
     (fleet,) = kube.wait(
         lambda: kube.items(f"/apis/apps/v1/namespaces/{NS}/deployments", labelSelector=SHARED_FLEET), 60, "the fleet"
     )
-    proxy = ProxyPod(kube.api, NS, fleet["metadata"]["name"], tmp_path)
+    # Ready only once it has its listeners from the controller (the readiness listener comes over xDS too).
+    kube.wait(lambda: deployment_ready(kube.api, NS, fleet["metadata"]["name"]), 120, "the fleet's proxy pod Ready")
+    (proxy_ip, *_) = sorted(pod_ips(kube, NS, SHARED_FLEET))
     try:
-        kube.wait(proxy.gateway_listener_ports, 60, "the real Envoy's listeners from the controller")
         path = next(o for o in rendered if o["kind"] == "VMPodScrape")["spec"]["podMetricsEndpoints"][0]["path"]
-        stats = f"http://127.0.0.1:{proxy.ports[19001]}{path}"
+        stats = f"http://{proxy_ip}:19001{path}"
         for _ in range(2):  # the first scrape is itself an upstream request: its series exist from then on
             with urllib.request.urlopen(stats, timeout=5) as response:
                 envoy = metric_names.exposed(response.read().decode())
@@ -110,8 +110,8 @@ def test_controller_and_envoy_expose_every_name_the_alerts_and_panels_use(kube: 
         # tenant's route changes the configuration once the proxy is in, as consumers do all day.
         for obj in ROUTE:
             kube.apply(obj)
-        pods = kube.items(f"/api/v1/namespaces/{NS}/pods", labelSelector="control-plane=envoy-gateway")
-        addresses = [p["status"]["podIP"] for p in pods if (p.get("status") or {}).get("podIP")] + ["127.0.0.1"]
+        # Through the scraped Service's ClusterIP and port (kube-proxy): the port the VMServiceScrape names.
+        addresses = [services[0]["spec"]["clusterIP"]]
         deadline = time.monotonic() + 30
         while True:  # the controller counts its xDS pushes as the proxy takes them
             lacking = metric_names.missing(rendered, "controller", metric_names.exposed(_scrape(addresses, port)))
@@ -124,7 +124,6 @@ def test_controller_and_envoy_expose_every_name_the_alerts_and_panels_use(kube: 
             f"\nOBSERVABILITY controller names used: {sorted(n for n in used if not n.startswith(('envoy_', 'waf_')))}"
         )
     finally:
-        proxy.stop()
         for obj in reversed(ROUTE):  # the tenant's objects go, so the fixture's uninstall finds no tenant
             kube.delete(obj)
     lacking = metric_names.missing(rendered, "envoy", envoy, metric_names.ENVOY_AFTER_A_REQUEST)

@@ -2,7 +2,8 @@
 control plane: install with autoscaling, a disruption budget, drain settings, topology spread and placement;
 the controller accepts both GatewayClasses (it validates their EnvoyProxy) and creates, for the default
 Gateway's fleet, the HorizontalPodAutoscaler and PodDisruptionBudget with the configured values and a proxy
-Deployment that surges (never below its size), spreads, carries the placement and drains as configured.
+Deployment that surges (never below its size), spreads, carries the placement and drains as configured, and
+whose three pods the real scheduler places and the kubelet runs to Ready.
 Then the same with a fixed replica count: the controller removes the autoscaler and the Deployment gets
 the count back (no fight between the two).
 
@@ -19,6 +20,7 @@ import pytest
 
 from tests.cluster.common import GW_API, condition
 from tests.cluster.conftest import Kube
+from tests.harness.node import deployment_ready
 from tests.support.helpers import with_gateway
 
 pytestmark = pytest.mark.playbook
@@ -29,7 +31,8 @@ AVAILABILITY: dict[str, Any] = {
     "data_plane": {
         "autoscaling": {"enabled": True, "min_replicas": 3, "max_replicas": 5, "cpu_utilization": 60},
         "disruption_budget": {"max_unavailable": 1},
-        "shutdown": {"drain_timeout": "90s", "min_drain_duration": "20s"},
+        # Short, so the three real pods' graceful shutdown at uninstall stays short too.
+        "shutdown": {"drain_timeout": "20s", "min_drain_duration": "4s"},
         "priority_class_name": "system-cluster-critical",
         "node_selector": {"kubernetes.io/os": "linux"},
         "tolerations": [{"key": "edge.example.com/dedicated", "operator": "Exists", "effect": "NoSchedule"}],
@@ -72,9 +75,12 @@ def test_availability_settings_are_accepted_and_realised_by_the_controller(kube:
     # Envoy Gateway turns the drain settings into the shutdown manager's preStop and the grace period.
     containers = {c["name"]: c for c in pod["containers"]}
     pre_stop = " ".join(containers["shutdown-manager"]["lifecycle"]["preStop"]["exec"]["command"])
-    assert "--drain-timeout=90s" in pre_stop, pre_stop
-    assert "--min-drain-duration=20s" in pre_stop, pre_stop
-    assert pod["terminationGracePeriodSeconds"] >= 90
+    assert "--drain-timeout=20s" in pre_stop, pre_stop
+    assert "--min-drain-duration=4s" in pre_stop, pre_stop
+    assert pod["terminationGracePeriodSeconds"] >= 20
+    # On the real node the scheduler places all three with that placement and spread, and they turn Ready.
+    name = deployment["metadata"]["name"]
+    kube.wait(lambda: deployment_ready(kube.api, NS, name), 180, "the fleet's three proxy pods Ready")
 
     fixed = kube.config(**with_gateway({"data_plane": {"replicas": 2}}))
     kube.playbook("install", fixed).ok()

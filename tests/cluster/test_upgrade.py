@@ -1,16 +1,18 @@
-"""Envoy Gateway v1.9.0 -> v1.9.1 (patch) and v1.8.3 -> v1.9.1 (minor) with the real charts, both real
-controllers and a real Envoy serving a tenant's route the whole time.
+"""Envoy Gateway v1.9.0 -> v1.9.1 (patch) and v1.8.3 -> v1.9.1 (minor) with the real charts on the real node:
+both controllers as pods (a real rolling update: the new pod runs beside the old one until it is Ready), the
+proxies as pods serving a tenant's route the whole time, through the address kube-proxy serves.
 
 The starting point is what an operator on the old release had: the block's config with that chart.version
 (and that release's controller and Envoy images), a cluster owner's Gateway API safe-upgrades admission policy
 (from that release's CRD chart: the v1.5.1 bundle for v1.8.3) and a tenant with routes on the shared Gateway
 and a Gateway of their own. Then install with v1.9.1: CRDs first (server-side, past the admission policy),
-helm upgrades the release (certgen runs again), the v1.9.1 controller takes the host ports and the lease,
-every object is Accepted/Programmed for its current generation again, the proxies move to v1.9.1's Envoy
-(distroless-v1.39.1), the VIP stays. A steady client counts
-failed requests through the tenant Gateway's real Envoy while the controller is replaced and while the
-Envoy process itself is replaced (printed). Half-way (proxies held) status and plan say what still rolls;
-a second install changes nothing; a downgrade stops before writing anything.
+helm upgrades the release (certgen's Job runs again), the v1.9.1 controller pod starts beside the old one
+and takes the lease, every object is Accepted/Programmed for its current generation again, the proxies move
+to v1.9.1's Envoy (distroless-v1.39.1), the VIP stays. A steady client counts failed requests through the
+tenant Gateway's address while the controller is replaced and while the proxy pods roll (printed; none
+allowed while the controller is replaced and after). Half-way (new proxy pods held by a cluster owner's
+admission policy) status and plan say what still rolls; a second install changes nothing; a downgrade stops
+before writing anything.
 
 Mutation checks (done once): dropping the downgrade problem from lifecycle.install_state -> red at the
 downgrade (install went ahead). Waiting for the controller as Available only (the old wait) stayed green:
@@ -21,13 +23,10 @@ in roles/envoy_apply/tasks/controller.yml, not proven here.
 from __future__ import annotations
 
 import http.client
-import http.server
 import subprocess
 import threading
 import time
-import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
+from contextlib import ExitStack
 from typing import Any
 
 import pytest
@@ -35,11 +34,22 @@ import yaml
 
 from envoy_block.polycrate import merge_config
 from envoy_block.release import ENVOY_OF_RELEASE
-from tests.cluster.common import EG_API, GW_API, POLICY_KINDS, block_writes, policy_accepted, writes
+from tests.cluster.common import (
+    EG_API,
+    GW_API,
+    POLICY_KINDS,
+    block_writes,
+    echo_backend,
+    gateway_address,
+    pods_held,
+    policy_accepted,
+    writes,
+)
 from tests.cluster.conftest import CHARTS, Kube
-from tests.cluster.proxy import EchoHandler, ProxyPod, host_address
 from tests.cluster.test_examples import prepare
 from tests.conftest import ROOT
+from tests.harness.controlplane import POD_CIDR
+from tests.harness.node import NODE_IP
 from tests.support import apiserver
 from tests.support.helpers import plan
 from tests.support.tenant_objects import (
@@ -79,7 +89,14 @@ def config(kube: Kube, version: str, **extra: Any) -> dict[str, Any]:
                 "image": {"registry": "registry.example.com", "repository": "platform/envoy-waf"},
             },
             "metrics": {"vmpodscrape": {"enabled": True}},
-            "network_policy": {"provider": "kubernetes", "api_server_cidrs": ["10.96.0.1/32"]},
+            # Enforced here (kube-router): egress to the API server is judged after kube-proxy's DNAT, so the
+            # CIDR is the API server's own address, as on a cluster; the proxies reach no backend the operator
+            # has not opened (the tenant's echo pod: the pod network, its two ports).
+            "network_policy": {
+                "provider": "kubernetes",
+                "api_server_cidrs": [f"{NODE_IP}/32"],
+                "extra_egress_to": [{"cidr": POD_CIDR, "ports": [8080, 8443]}],
+            },
             **extra,
         },
     )
@@ -87,9 +104,11 @@ def config(kube: Kube, version: str, **extra: Any) -> dict[str, Any]:
 
 
 class Client:
-    """A steady client: one request on a new connection every 50 ms, each failure noted with its phase."""
+    """A steady client: one request on a new connection every 50 ms to the Gateway's address, each failure
+    noted with its phase."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, address: str, port: int) -> None:
+        self.address = address
         self.port = port
         self.phase = "before"
         self.sent: dict[str, int] = {}
@@ -102,7 +121,7 @@ class Client:
         return self
 
     def _once(self) -> str | None:
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=3)
+        connection = http.client.HTTPConnection(self.address, self.port, timeout=3)
         try:
             connection.request("GET", "/steady", headers={"Host": "own.example.com"})
             response = connection.getresponse()
@@ -131,25 +150,15 @@ class Client:
         )
 
 
-def _serves(port: int) -> bool:
+def _serves(address: str, port: int) -> bool:
+    connection = http.client.HTTPConnection(address, port, timeout=2)
     try:
-        with urllib.request.urlopen(
-            urllib.request.Request(f"http://127.0.0.1:{port}/", headers={"Host": "own.example.com"}), timeout=2
-        ) as answer:
-            return bool(answer.status == 200)
+        connection.request("GET", "/", headers={"Host": "own.example.com"})
+        return bool(connection.getresponse().status == 200)
     except OSError:
         return False
-
-
-@pytest.fixture
-def backend() -> Iterator[int]:
-    server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), EchoHandler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield int(server.server_address[1])
     finally:
-        server.shutdown()
-        server.server_close()
+        connection.close()
 
 
 def _safe_upgrades_policy(kube: Kube, old: str) -> list[dict[str, Any]]:
@@ -179,39 +188,9 @@ def _vap_path(obj: dict[str, Any]) -> str:
     return f"{VAP}/{plural}"
 
 
-def _tenant(kube: Kube, port: int) -> list[dict[str, Any]]:
+def _tenant(kube: Kube) -> list[dict[str, Any]]:
     kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": UPGRADE_NAMESPACE}})
-    kube.apply(
-        {
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": {"name": "echo", "namespace": UPGRADE_NAMESPACE},
-            "spec": {
-                "ports": [
-                    {"name": "http", "port": 80, "targetPort": port},
-                    {"name": "tls", "port": 443, "targetPort": port},
-                ]
-            },
-        }
-    )
-    kube.api.post(
-        f"/apis/discovery.k8s.io/v1/namespaces/{UPGRADE_NAMESPACE}/endpointslices",
-        {
-            "apiVersion": "discovery.k8s.io/v1",
-            "kind": "EndpointSlice",
-            "metadata": {
-                "name": "echo-1",
-                "namespace": UPGRADE_NAMESPACE,
-                "labels": {"kubernetes.io/service-name": "echo"},
-            },
-            "addressType": "IPv4",
-            "ports": [
-                {"name": "http", "port": port, "protocol": "TCP"},
-                {"name": "tls", "port": port, "protocol": "TCP"},
-            ],
-            "endpoints": [{"addresses": [host_address()], "conditions": {"ready": True}}],
-        },
-    )
+    echo_backend(kube, UPGRADE_NAMESPACE)
     objects = upgrade_tenant(NS)
     for obj in objects:
         path = f"{GW_API}/namespaces/{UPGRADE_NAMESPACE}/{obj['kind'].lower()}s/{obj['metadata']['name']}"
@@ -313,56 +292,51 @@ def _controller_pods(kube: Kube) -> list[dict[str, Any]]:
     return kube.items(f"/api/v1/namespaces/{NS}/pods", labelSelector="control-plane=envoy-gateway")
 
 
-def _post(proxy: ProxyPod, path: str) -> None:
-    request = urllib.request.Request(f"http://{proxy.admin[0]}:{proxy.admin[1]}/{path}", method="POST")
-    with urllib.request.urlopen(request, timeout=5):
-        pass
+def _proxy_pods_settled(kube: Kube) -> bool:
+    """Every proxy Deployment rolled and no old proxy pod left terminating."""
+    proxies = _proxies(kube)
+    pods = kube.items(f"/api/v1/namespaces/{NS}/pods", labelSelector=PROXY_PODS)
+    return (
+        all(_rolled(d) for d in proxies)
+        and not [p for p in pods if p["metadata"].get("deletionTimestamp")]
+        and len(pods) == sum(d["spec"].get("replicas", 1) for d in proxies)
+    )
 
 
-def _private_network() -> bool:
-    """Only loopback in this process's network namespace: `unshare -n`, where a sysctl touches nothing else."""
-    lines = Path("/proc/net/dev").read_text(encoding="utf-8").splitlines()[2:]
-    return [line.split(":", 1)[0].strip() for line in lines] == ["lo"]
+def _running(pod: dict[str, Any]) -> bool:
+    return any("running" in (c.get("state") or {}) for c in (pod.get("status") or {}).get("containerStatuses") or [])
 
 
-def _swap(kube: Kube, old: ProxyPod, workdir: Path) -> ProxyPod:
-    """Replace the running Envoy by one made from the proxy Deployment's current (v1.9.1) spec, as a rolling
-    update does: the new one listening and configured first (both bind the port: Envoy sets SO_REUSEPORT),
-    then the old one fails its health check and starts draining, as Envoy Gateway's shutdown manager makes
-    it, and stops listening (what the endpoint's removal from the Service does on a cluster); requests it
-    accepted finish, then it stops. In a private network namespace the kernel hands connections still
-    queued on the closed socket to the new one (tcp_migrate_req), as the Service would have sent them there."""
-    if _private_network():
-        Path("/proc/sys/net/ipv4/tcp_migrate_req").write_text("1", encoding="utf-8")
-    (name,) = [
-        d["metadata"]["name"] for d in kube.items(f"/apis/apps/v1/namespaces/{NS}/deployments", labelSelector=OWN_PROXY)
-    ]
-    new = ProxyPod(kube.api, NS, name, workdir)
-    try:
-        kube.wait(
-            lambda: UPGRADE_DEDICATED_PORT in new.gateway_listener_ports(),
-            60,
-            f"the new Envoy's listener ({new.errors()[-800:]})",
-        )
-    except BaseException:
-        new.stop()
-        raise
-    _post(old, "healthcheck/fail")
-    _post(old, "drain_listeners?inboundonly")
-    time.sleep(1)  # requests the old Envoy accepted finish
-    old.stop()
-    return new
+class Overlap:
+    """Samples the controller pods while it runs (its own API client: a thread of its own): the most that were
+    running at once (a rolling update starts the new pod before it stops the old one)."""
+
+    def __init__(self, kube: Kube) -> None:
+        self.api = kube.cluster.api
+        self.most = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Overlap:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            pods = self.api.items(f"/api/v1/namespaces/{NS}/pods", labelSelector="control-plane=envoy-gateway")
+            self.most = max(self.most, len([p for p in pods if _running(p)]))
+            self._stop.wait(0.3)
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
 
 
 @pytest.mark.parametrize("old", OLDS)
-def test_upgrade_to_v1_9_1_with_traffic(
-    kube: Kube, backend: int, tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str
-) -> None:
+def test_upgrade_to_v1_9_1_with_traffic(kube: Kube, capsys: pytest.CaptureFixture[str], old: str) -> None:
     for chart in (f"gateway-helm-{old}.tgz", f"gateway-crds-helm-{old}.tgz"):
         kube.registry.push(CHARTS / chart)
     timings: dict[str, float] = {}
-    kubelet = kube.cluster.kubelet
-    assert kubelet is not None
     # The CRDs other tests left are v1.9.1's: start from a cluster that never had them.
     ours = (".gateway.networking.k8s.io", ".gateway.envoyproxy.io")
     for crd in kube.items(CRD):
@@ -374,13 +348,13 @@ def test_upgrade_to_v1_9_1_with_traffic(
     policy = _safe_upgrades_policy(kube, old)
     for obj in policy:
         kube.api.post(_vap_path(obj), obj)
-    old_proxy: ProxyPod | None = None
     client: Client | None = None
+    hold = ExitStack()
     try:
         start = time.monotonic()
         kube.playbook("install", old_cfg).ok()
         timings[f"install {old}"] = time.monotonic() - start
-        tenant = _tenant(kube, backend)
+        tenant = _tenant(kube)
         assert _image(_deployment(kube, "envoy-gateway")).endswith(f":{old}")
         kube.wait(
             lambda: not _unsettled(kube, old_cfg, tenant), 120, f"{old} settles: {_unsettled(kube, old_cfg, tenant)}"
@@ -396,23 +370,23 @@ def test_upgrade_to_v1_9_1_with_traffic(
             60,
             "the tenant Gateway's proxy",
         )
-        old_proxy = ProxyPod(kube.api, NS, own, tmp_path)
-        kube.wait(
-            lambda: _serves(UPGRADE_DEDICATED_PORT), 60, f"the tenant route through Envoy ({old_proxy.errors()[-800:]})"
-        )
-        client = Client(UPGRADE_DEDICATED_PORT).start()
+        address = gateway_address(kube, UPGRADE_NAMESPACE, "own")
+        kube.wait(lambda: _serves(address, UPGRADE_DEDICATED_PORT), 90, f"the tenant route through {own}'s pods")
+        client = Client(address, UPGRADE_DEDICATED_PORT).start()
         time.sleep(1)
 
-        # The upgrade, with the new proxy pods held unscheduled: the controller moves, the proxies wait.
+        # The upgrade, with new proxy pods held by admission: the controller moves, the proxies wait.
         old_pod = {p["metadata"]["name"] for p in _controller_pods(kube)}
         certs = (kube.get(f"/api/v1/namespaces/{NS}/secrets/envoy") or {}).get("data")
         leader = kube.wait(lambda: _leader(kube).strip(), 60, f"the {old} controller leads")
-        kubelet.hold = lambda pod: (pod["metadata"].get("labels") or {}).get("app.kubernetes.io/component") == "proxy"
+        hold.enter_context(pods_held(kube, NS, "app.kubernetes.io/component", "proxy"))
         mark = len(kube.cluster.audit())
         client.phase = "controller replaced"
         start = time.monotonic()
-        upgrade = kube.playbook("install", new_cfg).ok()
+        with Overlap(kube) as overlap:
+            upgrade = kube.playbook("install", new_cfg).ok()
         timings[f"install {NEW}"] = time.monotonic() - start
+        assert overlap.most >= 2, "a real rolling update: the new controller pod ran beside the old one"
         w = writes(kube, mark)
         crd_writes = [i for i, x in enumerate(w) if x.resource == "customresourcedefinitions"]
         helm_release = [
@@ -452,7 +426,7 @@ def test_upgrade_to_v1_9_1_with_traffic(
         assert _rolled(controller), "install waited for the controller's rollout, not just Available"
         new_pod = {p["metadata"]["name"] for p in _controller_pods(kube)}
         assert not new_pod & old_pod
-        # The identity is <hostname>_<uuid>, one uuid per process; the old process has stopped.
+        # The identity is <hostname>_<uuid>, one uuid per process; the old pod has stopped.
         kube.wait(lambda: _leader(kube).strip() not in ("", leader), 60, f"the {NEW} controller leads")
         kube.wait(
             lambda: not _unsettled(kube, new_cfg, tenant), 120, f"{NEW} settles: {_unsettled(kube, new_cfg, tenant)}"
@@ -461,7 +435,7 @@ def test_upgrade_to_v1_9_1_with_traffic(
         kind = "patch" if old.startswith("v1.9.") else "upgrade"
         assert f"{kind} {old} -> {NEW}" in upgrade.output, upgrade.output[-3000:]
 
-        # Half-upgraded: the controller is v1.9.1, the proxies' new pods cannot start yet.
+        # Half-upgraded: the controller is v1.9.1, the proxies' new pods cannot be created yet.
         kube.wait(
             lambda: {_image(d).rpartition(":")[2] for d in _proxies(kube)} == {ENVOY_OF_RELEASE[NEW]},
             60,
@@ -474,13 +448,12 @@ def test_upgrade_to_v1_9_1_with_traffic(
         assert "Still rolling (as read before this run): proxies/" in planned.output, planned.output[-3000:]
         assert f"{NEW} as installed" in planned.output
 
-        # The proxies roll: the tenant's Envoy is replaced by one from v1.9.1's Deployment spec.
-        kubelet.hold = None
-        kube.wait(lambda: all(_rolled(d) for d in _proxies(kube)), 120, "the proxies rolled out")
-        client.phase = "proxy replaced"
+        # The proxies roll: each new pod Ready before its old one drains and goes (maxUnavailable 0).
+        client.phase = "proxy pods replaced"
         start = time.monotonic()
-        old_proxy = _swap(kube, old_proxy, tmp_path)
-        timings["proxy swap"] = time.monotonic() - start
+        hold.close()
+        kube.wait(lambda: _proxy_pods_settled(kube), 180, "the proxy pods rolled and the old ones gone")
+        timings["proxy rollout"] = time.monotonic() - start
         client.phase = "after"
         time.sleep(1)
         client.stop()
@@ -505,9 +478,7 @@ def test_upgrade_to_v1_9_1_with_traffic(
     finally:
         if client is not None:
             client.stop()
-        kubelet.hold = None
-        if old_proxy is not None:
-            old_proxy.stop()
+        hold.close()
         kube.delete(
             {
                 "apiVersion": "gateway.networking.k8s.io/v1",

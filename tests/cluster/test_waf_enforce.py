@@ -3,10 +3,9 @@
 that would take the WAF off a route; the others are created. Also on UPDATE (a policy that drops its
 mergeType), while a policy that predates enforcement may still get labels but no spec change.
 
-Needs only the API server: the `cluster` fixture (etcd, kube-apiserver, controller-manager, kwok; no
-Envoy Gateway controller, no registry, no fixed host ports), the EnvoyExtensionPolicy CRD from
-../shared/crds and the block's rendered objects. The cases are tests/support/tenant_objects.py, the same
-ones tests/unit/test_waf_enforce.py evaluates with a CEL engine.
+Needs only the API server of the `cluster` fixture (no Envoy Gateway controller, no registry), the
+EnvoyExtensionPolicy CRD from ../shared/crds and the block's rendered objects. The cases are
+tests/support/tenant_objects.py, the same ones tests/unit/test_waf_enforce.py evaluates with a CEL engine.
 
 Mutation checks (done once, against a standalone harness): rendering the first validation with
 `has(object.spec.mergeTyp)` (a misspelt field) made check_enforcement fail: the API server's type checking

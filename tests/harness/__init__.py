@@ -1,7 +1,9 @@
-"""A real Kubernetes control plane on this machine, for the tests and the molecule `cluster-local` scenario.
+"""A real single-node Kubernetes cluster on this machine, for the cluster tests, molecule and trying the block.
 
-etcd, kube-apiserver, kube-controller-manager and kwok, built from their Go modules (tools/build-go.sh),
-run as host processes on loopback. There is no kubelet and no CNI: kwok plays every pod, except the two
-that matter, which the harness runs for real (see kubelet.py); the harness also binds pods to nodes (no
-kube-scheduler) and plays the LoadBalancer provider (see loadbalancer.py).
+etcd, kube-apiserver and kube-controller-manager (controlplane.py), and a real node (node.py): containerd +
+runc, the bridge CNI, the kubelet, kube-proxy, kube-scheduler, kube-router (NetworkPolicy) and CoreDNS as a
+pod, each built from its pinned Go module (tools/build-go.sh) or Debian's package, all inside a network and
+mount namespace of the harness's own. Pods run from images built here (`make images`) and imported, never
+pulled. The harness plays the LoadBalancer provider (loadbalancer.py); kube-proxy serves the addresses it
+assigns. Entry point: `python -m tests.harness` (__main__.py).
 """

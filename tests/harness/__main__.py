@@ -1,12 +1,13 @@
 """The local cluster: `python -m tests.harness --dir DIR [--kubeconfig PATH] [--images] [-- CMD ...]`.
 
-With `-- CMD`: a real node (node.py) in a network and mount namespace of its own; CMD runs inside it with
-KUBECONFIG set (the API server is at https://10.10.0.2:6443 there), its exit code is printed and returned,
-then everything is torn down (processes, mounts, cgroups). `--images` imports the images `make images`
-built (Envoy Gateway, Envoy, the WAF, the echo backend) besides the node's own (pause, CoreDNS).
+The control plane and a real node (node.py) in a network and mount namespace of their own (needs root). With
+`-- CMD`: CMD runs inside that namespace with KUBECONFIG set (the API server is at https://10.10.0.2:6443
+there), its exit code is printed and returned, then everything is torn down (processes, mounts, cgroups).
+`--images` imports the images `make images` built (Envoy Gateway, Envoy, the WAF, the echo backend) besides
+the node's own (pause, CoreDNS, the echo backend).
 
-Without CMD: the control plane with kwok's node until SIGTERM/SIGINT, printing `ready KUBECONFIG` once
-every component is up (the molecule scenario and manual runs use this); with `--node`, the real node instead.
+Without CMD: it runs until SIGTERM/SIGINT, printing `ready KUBECONFIG` once every component is up; the API
+server is reachable only inside its namespace (`nsenter -t PID -n -m CMD`, PID the harness's).
 """
 
 from __future__ import annotations
@@ -29,30 +30,26 @@ def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.harness")
     parser.add_argument("--dir", required=True, type=Path, help="work folder (logs, certificates, etcd data)")
     parser.add_argument("--kubeconfig", type=Path, help="also copy the admin kubeconfig here")
-    parser.add_argument("--node", action="store_true", help="a real node (implied by -- CMD)")
     parser.add_argument("--images", action="store_true", help="import the images `make images` built")
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ...: run CMD against the cluster")
     args = parser.parse_args()
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     workdir = args.dir.resolve()
-    real_node = args.node or bool(cmd)
     # Exported on the machine's side (buildah), before the namespaces exist.
-    images = node_image_archives(args.images) if real_node else []
-    if real_node:
-        workdir.mkdir(parents=True, exist_ok=True)
-        # Before any thread: unshare(CLONE_NEWNS) refuses a multi-threaded process.
-        enter_namespaces(workdir)
+    images = node_image_archives(args.images)
+    workdir.mkdir(parents=True, exist_ok=True)
+    # Before any thread: unshare(CLONE_NEWNS) refuses a multi-threaded process.
+    enter_namespaces(workdir)
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: done.set())
     start = time.monotonic()
-    cluster = Cluster(workdir, real_node=real_node, images=images)
+    cluster = Cluster(workdir, images=images)
     code = 0
     try:
         cluster.start()
-        if cluster.node is not None:
-            steps = ", ".join(f"{k} {v:.1f} s" for k, v in cluster.node.timings.items())
-            print(f"harness: real node up in {time.monotonic() - start:.1f} s ({steps})", flush=True)
+        steps = ", ".join(f"{k} {v:.1f} s" for k, v in cluster.node.timings.items())
+        print(f"harness: real node up in {time.monotonic() - start:.1f} s ({steps})", flush=True)
         if args.kubeconfig:
             shutil.copyfile(cluster.kubeconfig, args.kubeconfig)
             args.kubeconfig.chmod(0o600)
@@ -72,6 +69,11 @@ def main() -> int:
         cluster.stop()
         if cluster.leftovers:
             print("harness: left after teardown: " + "; ".join(cluster.leftovers), file=sys.stderr)
+            code = code or 1
+        # Every image is imported and pods pull IfNotPresent, as users run them: a pull is a failure.
+        pulls = cluster.pulls()
+        if pulls:
+            print("harness: image pulls attempted:\n" + "\n".join(pulls[:10]), file=sys.stderr)
             code = code or 1
     return code
 

@@ -1,5 +1,5 @@
-"""A small REST client for the harness's own loops (binder, kubelet, load balancer): plain requests with the
-admin client certificate, so every call is exactly the HTTP the real components would send."""
+"""A small REST client for the harness and the tests (the load balancer loop, the node's setup): plain
+requests with the admin client certificate, so every call is exactly the HTTP the real components would send."""
 
 from __future__ import annotations
 

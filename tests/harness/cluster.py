@@ -1,5 +1,5 @@
-"""The whole local cluster: control plane, then the node (the real one, node.py, or kwok with the harness's
-kubelet/binder) and the LoadBalancer provider."""
+"""The whole local cluster: the control plane, then the real node (node.py) and the LoadBalancer provider
+(loadbalancer.py), all in the network and mount namespace node.enter_namespaces made for this process."""
 
 from __future__ import annotations
 
@@ -8,22 +8,20 @@ from pathlib import Path
 from typing import Any
 
 from .api import Api
-from .controlplane import HARNESS_NODE, KWOK_NODE, ControlPlane
-from .kubelet import Kubelet
+from .controlplane import ControlPlane
 from .loadbalancer import LoadBalancer
 from .node import NODE_IP, Node
 from .procs import wait_until
 
 
 class Cluster:
-    """`real_node`: a real node in this process's network and mount namespace (node.enter_namespaces must
-    have run); `images`: OCI archives imported into its containerd."""
+    """node.enter_namespaces must have run in this process; `images`: OCI archives imported into the node's
+    containerd (node_image_archives)."""
 
-    def __init__(self, workdir: Path, *, real_node: bool = False, images: list[Path] | None = None) -> None:
+    def __init__(self, workdir: Path, *, images: list[Path] | None = None) -> None:
         self.workdir = workdir
-        self.plane = ControlPlane(workdir, node_ip=NODE_IP if real_node else None)
-        self.kubelet: Kubelet | None = None
-        self.node: Node | None = None
+        self.plane = ControlPlane(workdir, NODE_IP)
+        self.node = Node(workdir, self.api, self.kubeconfig, self.plane.pki_dir)
         self.images = list(images or [])
         self.lb: LoadBalancer | None = None
         self.leftovers: list[str] = []
@@ -34,23 +32,16 @@ class Cluster:
 
     @property
     def api(self) -> Api:
-        p = self.plane.pki
-        return Api(self.plane.url, p.ca_crt, p.admin_crt, p.admin_key)
+        p = self.plane.pki_dir
+        return Api(self.plane.url, p / "ca.crt", p / "admin.crt", p / "admin.key")
 
     def start(self) -> Cluster:
         try:
             self.plane.start()
-            api = self.api
-            if self.plane.node_ip:
-                self.node = Node(self.workdir, api, self.kubeconfig, self.plane.pki.ca_crt.parent)
-                self.node.start(self.images)
-            else:
-                self.kubelet = Kubelet(api, self.workdir, "127.0.0.1", self.plane.api_port, self.plane.pki.ca_crt)
-                self.kubelet.start()
-            self.lb = LoadBalancer(api)
+            self.node.start(self.images)
+            self.lb = LoadBalancer(self.api)
             self.lb.start()
-            if self.kubelet:
-                wait_until(lambda: self._nodes_ready(api), 60, "kwok nodes Ready")
+            api = self.api
             wait_until(
                 lambda: api.get("/api/v1/namespaces/default/serviceaccounts/default"), 60, "default ServiceAccount"
             )
@@ -59,22 +50,15 @@ class Cluster:
             raise
         return self
 
-    @staticmethod
-    def _nodes_ready(api: Api) -> bool:
-        ready = set()
-        for node in api.items("/api/v1/nodes"):
-            for cond in (node.get("status") or {}).get("conditions") or []:
-                if cond["type"] == "Ready" and cond["status"] == "True":
-                    ready.add(node["metadata"]["name"])
-        return {KWOK_NODE, HARNESS_NODE} <= ready
-
     def stop(self) -> None:
-        for part in (self.lb, self.kubelet):
-            if part is not None:
-                part.stop()
-        if self.node is not None:
-            self.leftovers = self.node.stop()
+        if self.lb is not None:
+            self.lb.stop()
+        self.leftovers = self.node.stop()
         self.plane.stop()
+
+    def pulls(self) -> list[str]:
+        """Every image pull containerd was asked for (none: every image is imported, see Node.pulls)."""
+        return self.node.pulls()
 
     def audit(self) -> list[dict[str, Any]]:
         """Completed write requests, in the order the API server answered them."""
@@ -86,4 +70,4 @@ class Cluster:
         return events
 
     def errors(self) -> list[str]:
-        return [*(self.kubelet.errors if self.kubelet else []), *(self.lb.errors if self.lb else [])]
+        return list(self.lb.errors if self.lb else [])

@@ -1,4 +1,5 @@
-"""etcd, kube-apiserver, kube-controller-manager and kwok as host processes on loopback."""
+"""etcd, kube-apiserver and kube-controller-manager as host processes in the real node's network namespace
+(node.py): etcd on loopback, the API server on the node's address."""
 
 from __future__ import annotations
 
@@ -19,8 +20,6 @@ BIN = TOOLS / "bin"
 SERVICE_CIDR = "10.96.0.0/16"
 SERVICE_IP = "10.96.0.1"  # the `kubernetes` Service's ClusterIP: the first address of SERVICE_CIDR
 POD_CIDR = "10.244.0.0/16"
-KWOK_NODE = "kwok-node-0"
-HARNESS_NODE = "envoy-harness"
 
 
 def free_port() -> int:
@@ -38,34 +37,36 @@ def binary(name: str) -> str:
 
 @dataclass
 class ControlPlane:
-    """Start order etcd -> apiserver -> controller-manager -> kwok; stop in reverse.
+    """Start order etcd -> apiserver -> controller-manager; stop in reverse.
 
-    With `node_ip` (the real node, node.py, in the harness's own network namespace) the API server listens on
-    that address's fixed port 6443 and advertises it, so the `kubernetes` Service reaches it from pods, the
-    controller-manager allocates the node's pod CIDR, and kwok does not run."""
+    The API server listens on the node's address (`node_ip`, in the harness's own network namespace) at the
+    fixed port 6443 and advertises it, so the `kubernetes` Service reaches it from pods; the
+    controller-manager allocates the node's pod CIDR."""
 
     workdir: Path
+    node_ip: str
     procs: list[Proc] = field(default_factory=list)
-    api_port: int = 0
-    node_ip: str | None = None
+    api_port: int = 6443
 
     @property
     def url(self) -> str:
-        return f"https://{self.node_ip or '127.0.0.1'}:{self.api_port}"
+        return f"https://{self.node_ip}:{self.api_port}"
 
     @property
     def kubeconfig(self) -> Path:
         return self.workdir / "kubeconfig.yml"
 
+    @property
+    def pki_dir(self) -> Path:
+        return self.workdir / "pki"
+
     def start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.pki = pki_mod.create(self.workdir / "pki", SERVICE_IP, *([self.node_ip] if self.node_ip else []))
+        self.pki = pki_mod.create(self.pki_dir, SERVICE_IP, self.node_ip)
         self._etcd()
         self._apiserver()
         self._write_kubeconfig()
         self._controller_manager()
-        if self.node_ip is None:
-            self._kwok()
 
     def stop(self) -> None:
         for proc in reversed(self.procs):
@@ -101,21 +102,16 @@ class ControlPlane:
         return self.workdir / "audit.log"
 
     def _apiserver(self) -> None:
-        self.api_port = 6443 if self.node_ip else free_port()
         p = self.pki
-        if self.node_ip:
-            # Pods reach the API server through the `kubernetes` Service (kube-proxy); `kubectl logs/exec`
-            # reach the kubelet on the node's address with the admin certificate.
-            where = [
-                "--bind-address=0.0.0.0",
-                f"--advertise-address={self.node_ip}",
-                f"--kubelet-client-certificate={p.admin_crt}",
-                f"--kubelet-client-key={p.admin_key}",
-                "--kubelet-preferred-address-types=InternalIP",
-            ]
-        else:
-            # No kube-proxy or node network here: the `kubernetes` endpoints would name loopback.
-            where = ["--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--endpoint-reconciler-type=none"]
+        # Pods reach the API server through the `kubernetes` Service (kube-proxy); `kubectl logs/exec` reach
+        # the kubelet on the node's address with the admin certificate.
+        where = [
+            "--bind-address=0.0.0.0",
+            f"--advertise-address={self.node_ip}",
+            f"--kubelet-client-certificate={p.admin_crt}",
+            f"--kubelet-client-key={p.admin_key}",
+            "--kubelet-preferred-address-types=InternalIP",
+        ]
         # The audit log is the API server's own journal of writes: tests read creation and deletion order
         # from it, not from the playbook text.
         policy = self.workdir / "audit-policy.yaml"
@@ -185,13 +181,10 @@ class ControlPlane:
         self.kubeconfig.chmod(0o600)
 
     def _controller_manager(self) -> None:
-        if self.node_ip:
-            # The real node's pod CIDR comes from node IPAM, as on a cluster (node.POD_SUBNET is its first /24).
-            ipam = ["--controllers=*,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller"]
-            ipam += ["--allocate-node-cidrs=true", "--node-cidr-mask-size=24"]
-        else:
-            # No cloud and no node IPAM here; every other controller runs as on a cluster.
-            ipam = ["--controllers=*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller"]
+        # The node's pod CIDR comes from node IPAM, as on a cluster (node.POD_SUBNET is its first /24). No cloud
+        # here: the harness plays the LoadBalancer provider (loadbalancer.py).
+        ipam = ["--controllers=*,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller"]
+        ipam += ["--allocate-node-cidrs=true", "--node-cidr-mask-size=24"]
         self._spawn(
             "kube-controller-manager",
             [
@@ -214,25 +207,6 @@ class ControlPlane:
             ],
         )
 
-    def _kwok(self) -> None:
-        config = self.workdir / "kwok.yaml"
-        config.write_text(kwok_config(), encoding="utf-8")
-        health = free_port()
-        proc = self._spawn(
-            "kwok",
-            [
-                binary("kwok"),
-                f"--kubeconfig={self.kubeconfig}",
-                f"--config={config}",
-                "--manage-all-nodes=false",
-                "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
-                f"--server-address=127.0.0.1:{health}",
-                "--node-ip=10.244.0.1",
-                f"--cidr={POD_CIDR.replace('0.0/16', '1.0/24')}",
-            ],
-        )
-        self._wait_http(proc, f"http://127.0.0.1:{health}/healthz", 60)
-
     def _wait_http(self, proc: Proc, url: str, timeout: float, authed: bool = False) -> None:
         ctx: ssl.SSLContext | None = None
         if authed:
@@ -249,22 +223,3 @@ class ControlPlane:
             wait_until(ok, timeout, proc.name)
         except (TimeoutError, RuntimeError) as exc:
             raise RuntimeError(f"{exc}\n--- {proc.name} log ---\n{proc.tail()}") from None
-
-
-def kwok_config() -> str:
-    """kwok's upstream 'fast' stages (copied next to the binary at build time), each pod stage narrowed to
-    pods that the harness does not run itself."""
-    stages_dir = TOOLS / "share" / "kwok-stages"
-    docs = []
-    for path in sorted(stages_dir.glob("*.yaml")):
-        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
-            if not isinstance(doc, dict) or doc.get("kind") != "Stage":
-                continue
-            if doc["spec"]["resourceRef"]["kind"] == "Pod":
-                doc["spec"]["selector"]["matchExpressions"].append(
-                    {"key": ".spec.nodeName", "operator": "NotIn", "values": [HARNESS_NODE]}
-                )
-            docs.append(doc)
-    if not docs:
-        raise FileNotFoundError(f"no kwok stages in {stages_dir}: run `make tools`")
-    return yaml.safe_dump_all(docs)

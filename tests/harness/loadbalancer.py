@@ -5,7 +5,8 @@ Each Service of type LoadBalancer gets the address it asks for, read the way the
 `metallb.universe.tf/loadBalancerIPs`), else the next free one from a test pool (TEST-NET-3, never routed),
 written to status.loadBalancer.ingress. Like MetalLB's controller, a Service that asks by a MetalLB
 annotation and by spec.loadBalancerIP at once gets nothing ("service can not have both") and stays Pending.
-Nothing listens on these addresses: they only let the controller and the tests see what a provider would do.
+kube-proxy serves these addresses (ipMode VIP) inside the node's network namespace, as it does for a cloud or
+L2 provider's: a client there reaches the proxy pods through them. Nothing announces them beyond the node.
 """
 
 from __future__ import annotations

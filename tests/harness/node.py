@@ -42,6 +42,10 @@ API_PORT = 6443
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10.1"
 COREDNS_IMAGE = "localhost/envoy-test/coredns:v1.15.0"
 CNI_BIN = Path("/usr/lib/cni")
+# The name the tests, the examples and the seed give an operator's own WAF image (waf/BUILD.md: built from
+# waf/, pushed to the operator's registry; the default image was never published): the image `make images`
+# built from waf/Dockerfile is tagged so, as if pushed there, and runs without a pull.
+OWN_WAF_IMAGE = "registry.example.com/platform/envoy-waf:0.4.0"
 # The kubelet writes these machine-wide (not per network namespace) at start.
 KUBELET_SYSCTLS = (
     "vm/overcommit_memory",
@@ -243,11 +247,13 @@ def _cni_config(state: Path) -> dict[str, Any]:
 
 
 def coredns_objects() -> list[tuple[str, dict[str, Any]]]:
-    """CoreDNS as the cluster DNS (the proxies reach the controller's xDS by its Service name)."""
+    """CoreDNS as the cluster DNS (the proxies reach the controller's xDS by its Service name). It listens on
+    port 53 in its pod, as on a cluster, non-root through the namespaced sysctl that lowers the unprivileged
+    port range: network policies that allow DNS to port 53 (the block's) are judged after kube-proxy's DNAT."""
     ns = "kube-system"
     labels = {"k8s-app": "kube-dns"}
     corefile = (
-        ".:5353 {\n    errors\n    health :8080\n    ready :8181\n"
+        ".:53 {\n    errors\n    health :8080\n    ready :8181\n"
         "    kubernetes cluster.local in-addr.arpa ip6.arpa {\n        pods insecure\n"
         "        fallthrough in-addr.arpa ip6.arpa\n    }\n    cache 30\n}\n"
     )
@@ -305,6 +311,9 @@ def coredns_objects() -> list[tuple[str, dict[str, Any]]]:
                         "spec": {
                             "serviceAccountName": "coredns",
                             "dnsPolicy": "Default",
+                            "securityContext": {
+                                "sysctls": [{"name": "net.ipv4.ip_unprivileged_port_start", "value": "53"}]
+                            },
                             "containers": [
                                 {
                                     "name": "coredns",
@@ -312,8 +321,8 @@ def coredns_objects() -> list[tuple[str, dict[str, Any]]]:
                                     "imagePullPolicy": "IfNotPresent",
                                     "args": ["-conf", "/etc/coredns/Corefile"],
                                     "ports": [
-                                        {"containerPort": 5353, "name": "dns", "protocol": "UDP"},
-                                        {"containerPort": 5353, "name": "dns-tcp", "protocol": "TCP"},
+                                        {"containerPort": 53, "name": "dns", "protocol": "UDP"},
+                                        {"containerPort": 53, "name": "dns-tcp", "protocol": "TCP"},
                                     ],
                                     "readinessProbe": {
                                         "httpGet": {"path": "/ready", "port": 8181},
@@ -345,8 +354,8 @@ def coredns_objects() -> list[tuple[str, dict[str, Any]]]:
                     "clusterIP": DNS_IP,
                     "selector": labels,
                     "ports": [
-                        {"name": "dns", "port": 53, "targetPort": 5353, "protocol": "UDP"},
-                        {"name": "dns-tcp", "port": 53, "targetPort": 5353, "protocol": "TCP"},
+                        {"name": "dns", "port": 53, "targetPort": 53, "protocol": "UDP"},
+                        {"name": "dns-tcp", "port": 53, "targetPort": 53, "protocol": "TCP"},
                     ],
                 },
             },
@@ -443,6 +452,10 @@ class Node:
         self._containerd()
         for archive in images:
             self.ctr("images", "import", "--local", str(archive))
+        from tools.oci.images import WAF_REF
+
+        if WAF_REF in self.ctr("images", "ls", "-q").split():
+            self.ctr("images", "tag", WAF_REF, OWN_WAF_IMAGE)
         self.timings["containerd + images"] = time.monotonic() - t0
         self._kubelet()
         self.timings["node Ready"] = time.monotonic() - t0
@@ -595,6 +608,15 @@ class Node:
                 if exc.status != 409:
                     raise
         wait_until(lambda: deployment_ready(self.api, "kube-system", "coredns"), 120, "CoreDNS Ready")
+
+    def pulls(self) -> list[str]:
+        """Every image pull the kubelet asked containerd for (containerd logs each `PullImage` request at info
+        level, also one that fails for want of a network). With every image imported and `IfNotPresent`, as
+        users run it, there must be none: the kubelet finds the image present and says so instead."""
+        log = self.workdir / "containerd.log"
+        if not log.is_file():
+            return []
+        return [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if "PullImage" in line]
 
     def stop(self) -> list[str]:
         """Stop the daemons, the pods' processes and shims, unmount what they mounted, remove the cgroups.

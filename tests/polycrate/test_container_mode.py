@@ -6,9 +6,11 @@ The engine is Debian's dockerd 20.10, started here on a socket of its own (tools
 stand-in of Polycrate's, built by `make images` from the release's Dockerfile.goreleaser (tools/oci/images.py:
 what it leaves out, and why) and loaded under the tag Polycrate runs (cargo.ayedo.cloud/library/polycrate:
 0.23.3). Polycrate pulls through the Docker SDK at API 1.47, which dockerd 20.10 refuses, so it runs with
---pull=false. The local control plane's API server and the chart registry are reached from the container
-through the host network; the kubeconfig goes in with its certificates inlined (the harness's names files
-outside the workspace) and the registry's CA through SSL_CERT_FILE, passed with Polycrate's --env.
+--pull=false. The cluster is the real node's (tests/harness; this pytest enters its network and mount namespace
+through `-p tests.cluster.conftest`, which `make container-mode-test` passes), and dockerd runs in that
+namespace, so its containers' host network is the node's: they reach the API server and the chart registry
+there. The kubeconfig goes in with its certificates inlined (the harness's names files outside the workspace)
+and the registry's CA through SSL_CERT_FILE, passed with Polycrate's --env.
 
 Guards: in the image's Python (jsonschema 3.2, kubernetes 17, PyYAML 5.3) and with its
 helm 3.17.0, render, plan, install, install again (changed=0), status and uninstall --force pass, the
@@ -50,12 +52,9 @@ def docker() -> Iterator[Dockerd]:
 
 @pytest.fixture(scope="module")
 def image_registry(cluster: Cluster) -> Iterator[Registry]:  # noqa: F811
-    """The charts on a registry at a non-loopback address of this private network namespace: helm 3.17 (the
-    image's) speaks plain HTTP to a loopback registry, which answers 400 over TLS; a real registry is never on
-    loopback. Needs the namespace `make container-mode-test` makes (`unshare -n`): the address goes on its lo."""
-    devices = Path("/proc/net/dev").read_text(encoding="utf-8").splitlines()[2:]
-    if [line.split(":")[0].strip() for line in devices] != ["lo"]:
-        pytest.fail("run through `make container-mode-test`: it needs a private network namespace (unshare -n)")
+    """The charts on a registry at a non-loopback address of the node's private network namespace: helm 3.17
+    (the image's) speaks plain HTTP to a loopback registry, which answers 400 over TLS; a real registry is never
+    on loopback. The address goes on the namespace's lo (the `cluster` fixture fails outside it)."""
     subprocess.run(["ip", "addr", "replace", f"{CONTAINER_ADDRESS}/32", "dev", "lo"], check=True)
     with chart_registry(cluster, "image-registry", CONTAINER_ADDRESS) as reg:
         yield reg
