@@ -179,6 +179,7 @@ PLURALS = {
     "Gateway": "gateways",
     "GatewayClass": "gatewayclasses",
     "HTTPRoute": "httproutes",
+    "TLSRoute": "tlsroutes",
     "ClientTrafficPolicy": "clienttrafficpolicies",
     "BackendTrafficPolicy": "backendtrafficpolicies",
     "EnvoyExtensionPolicy": "envoyextensionpolicies",
@@ -189,6 +190,7 @@ PLURALS = {
     "Secret": "secrets",
     "NetworkPolicy": "networkpolicies",
     "Deployment": "deployments",
+    "Pod": "pods",
     "CustomResourceDefinition": "customresourcedefinitions",
 }
 

@@ -38,6 +38,7 @@ from envoy_block.release import ENVOY_OF_RELEASE
 from tests.cluster.common import EG_API, GW_API, POLICY_KINDS, block_writes, policy_accepted, writes
 from tests.cluster.conftest import CHARTS, Kube
 from tests.cluster.proxy import EchoHandler, ProxyPod, host_address
+from tests.cluster.realnet import Client
 from tests.cluster.test_examples import prepare
 from tests.conftest import ROOT
 from tests.support import apiserver
@@ -84,51 +85,6 @@ def config(kube: Kube, version: str, **extra: Any) -> dict[str, Any]:
         },
     )
     return kube.config(**cfg)
-
-
-class Client:
-    """A steady client: one request on a new connection every 50 ms, each failure noted with its phase."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.phase = "before"
-        self.sent: dict[str, int] = {}
-        self.failed: dict[str, list[str]] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def start(self) -> Client:
-        self._thread.start()
-        return self
-
-    def _once(self) -> str | None:
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=3)
-        try:
-            connection.request("GET", "/steady", headers={"Host": "own.example.com"})
-            response = connection.getresponse()
-            response.read()
-            return None if response.status == 200 else f"HTTP {response.status}"
-        except OSError as exc:
-            return f"{type(exc).__name__}: {exc}"
-        finally:
-            connection.close()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            phase, error = self.phase, self._once()
-            self.sent[phase] = self.sent.get(phase, 0) + 1
-            if error:
-                self.failed.setdefault(phase, []).append(f"{time.strftime('%H:%M:%S')} {error}")
-            self._stop.wait(0.05)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-    def report(self) -> str:
-        return "; ".join(
-            f"{phase}: {len(self.failed.get(phase, []))} failed of {sent}" for phase, sent in self.sent.items()
-        )
 
 
 def _serves(port: int) -> bool:
@@ -400,7 +356,7 @@ def test_upgrade_to_v1_9_1_with_traffic(
         kube.wait(
             lambda: _serves(UPGRADE_DEDICATED_PORT), 60, f"the tenant route through Envoy ({old_proxy.errors()[-800:]})"
         )
-        client = Client(UPGRADE_DEDICATED_PORT).start()
+        client = Client("127.0.0.1", UPGRADE_DEDICATED_PORT).start()
         time.sleep(1)
 
         # The upgrade, with the new proxy pods held unscheduled: the controller moves, the proxies wait.

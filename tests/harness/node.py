@@ -243,11 +243,13 @@ def _cni_config(state: Path) -> dict[str, Any]:
 
 
 def coredns_objects() -> list[tuple[str, dict[str, Any]]]:
-    """CoreDNS as the cluster DNS (the proxies reach the controller's xDS by its Service name)."""
+    """CoreDNS as the cluster DNS (the proxies reach the controller's xDS by its Service name). It listens on
+    port 53 in its pod, as on a cluster, non-root through the namespaced sysctl that lowers the unprivileged
+    port range: network policies that allow DNS to port 53 (the block's) are judged after kube-proxy's DNAT."""
     ns = "kube-system"
     labels = {"k8s-app": "kube-dns"}
     corefile = (
-        ".:5353 {\n    errors\n    health :8080\n    ready :8181\n"
+        ".:53 {\n    errors\n    health :8080\n    ready :8181\n"
         "    kubernetes cluster.local in-addr.arpa ip6.arpa {\n        pods insecure\n"
         "        fallthrough in-addr.arpa ip6.arpa\n    }\n    cache 30\n}\n"
     )
@@ -305,6 +307,9 @@ def coredns_objects() -> list[tuple[str, dict[str, Any]]]:
                         "spec": {
                             "serviceAccountName": "coredns",
                             "dnsPolicy": "Default",
+                            "securityContext": {
+                                "sysctls": [{"name": "net.ipv4.ip_unprivileged_port_start", "value": "53"}]
+                            },
                             "containers": [
                                 {
                                     "name": "coredns",
@@ -312,8 +317,8 @@ def coredns_objects() -> list[tuple[str, dict[str, Any]]]:
                                     "imagePullPolicy": "IfNotPresent",
                                     "args": ["-conf", "/etc/coredns/Corefile"],
                                     "ports": [
-                                        {"containerPort": 5353, "name": "dns", "protocol": "UDP"},
-                                        {"containerPort": 5353, "name": "dns-tcp", "protocol": "TCP"},
+                                        {"containerPort": 53, "name": "dns", "protocol": "UDP"},
+                                        {"containerPort": 53, "name": "dns-tcp", "protocol": "TCP"},
                                     ],
                                     "readinessProbe": {
                                         "httpGet": {"path": "/ready", "port": 8181},
@@ -345,8 +350,8 @@ def coredns_objects() -> list[tuple[str, dict[str, Any]]]:
                     "clusterIP": DNS_IP,
                     "selector": labels,
                     "ports": [
-                        {"name": "dns", "port": 53, "targetPort": 5353, "protocol": "UDP"},
-                        {"name": "dns-tcp", "port": 53, "targetPort": 5353, "protocol": "TCP"},
+                        {"name": "dns", "port": 53, "targetPort": 53, "protocol": "UDP"},
+                        {"name": "dns-tcp", "port": 53, "targetPort": 53, "protocol": "TCP"},
                     ],
                 },
             },
