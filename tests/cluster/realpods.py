@@ -5,6 +5,7 @@ Gateway, pods that only lend their network namespace to probes."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from tests.cluster.conftest import Kube
@@ -84,8 +85,25 @@ def route(kind: str, namespace: str, name: str, section: str, host: str, to: str
     }
 
 
-def gone(kube: Kube, namespace: str) -> bool:
-    return kube.get(f"/api/v1/namespaces/{namespace}") is None
+def delete_namespaces(kube: Kube, *namespaces: str, timeout: float = 180) -> None:
+    """Delete the namespaces and wait until they are gone; if one stays, say what holds it (the namespace
+    controller's conditions and the pods left)."""
+    for namespace in namespaces:
+        if kube.get(f"/api/v1/namespaces/{namespace}") is not None:
+            kube.api.delete(f"/api/v1/namespaces/{namespace}")
+    deadline = time.monotonic() + timeout
+    for namespace in namespaces:
+        while (found := kube.get(f"/api/v1/namespaces/{namespace}")) is not None:
+            if time.monotonic() > deadline:
+                conditions = [
+                    f"{c['type']}: {c.get('message', '')}" for c in (found.get("status") or {}).get("conditions") or []
+                ]
+                pods = [
+                    f"{p['metadata']['name']} ({(p.get('status') or {}).get('phase')})"
+                    for p in kube.items(f"/api/v1/namespaces/{namespace}/pods")
+                ]
+                raise AssertionError(f"namespace {namespace} not gone in {timeout:.0f} s: {conditions}; pods {pods}")
+            time.sleep(0.5)
 
 
 def gateway_address(kube: Kube) -> str:

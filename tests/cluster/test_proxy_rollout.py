@@ -29,11 +29,10 @@ import pytest
 
 from tests.cluster.conftest import Kube
 from tests.cluster.realnet import Client, internet
-from tests.cluster.realpods import backend, gateway_address, gone, route
+from tests.cluster.realpods import backend, delete_namespaces, gateway_address, route
 from tests.harness.cluster import Cluster
 from tests.harness.node import deployment_ready
 from tests.harness.registry import Registry
-from tests.support import apiserver
 
 pytestmark = pytest.mark.playbook
 NS = "envoy-gateway-system"
@@ -99,10 +98,9 @@ def kube(cluster: Cluster, registry: Registry, tmp_path_factory: pytest.TempPath
     try:
         yield k
     finally:
-        apiserver.delete_namespace(k.api, TENANT)
+        delete_namespaces(k, TENANT)
         k.playbook("uninstall", k.config()).ok()
-        apiserver.delete(k.api, f"/api/v1/namespaces/{NS}")
-        k.wait(partial(gone, k, NS), 180, f"namespace {NS} deleted")
+        delete_namespaces(k, NS)
 
 
 def test_proxy_rollouts_fail_no_request(kube: Kube, capsys: pytest.CaptureFixture[str]) -> None:

@@ -55,7 +55,7 @@ from tests.cluster.realnet import (
     proxy_v1,
     proxy_v2,
 )
-from tests.cluster.realpods import backend, echo_pod_spec, gateway_address, gone, report, route
+from tests.cluster.realpods import backend, delete_namespaces, echo_pod_spec, gateway_address, report, route
 from tests.harness.cluster import Cluster
 from tests.harness.node import NODE_IP, deployment_ready
 from tests.harness.registry import Registry
@@ -87,7 +87,9 @@ def block_config(kube: Kube) -> dict[str, Any]:
     cfg = merge_config(
         proxy_protocol_config(),
         {
-            "data_plane": {"replicas": 1},
+            # A short drain: the uninstall at the end waits for the proxy pods' (test_proxy_rollout.py
+            # judges the drain itself).
+            "data_plane": {"replicas": 1, "shutdown": {"min_drain_duration": "3s", "drain_timeout": "15s"}},
             "waf": {
                 "enabled": True,
                 "default_policy": {"enabled": True},
@@ -234,12 +236,9 @@ def setup(
     finally:
         stack.close()
         teardown = time.monotonic()
-        apiserver.delete_namespace(kube.api, TENANT)
+        delete_namespaces(kube, TENANT)
         kube.playbook("uninstall", kube.config()).ok()
-        for namespace in (NS, MONITORING, OUTSIDE):
-            apiserver.delete(kube.api, f"/api/v1/namespaces/{namespace}")
-        for namespace in (TENANT, NS, MONITORING, OUTSIDE):
-            kube.wait(partial(gone, kube, namespace), 180, f"namespace {namespace} deleted")
+        delete_namespaces(kube, NS, MONITORING, OUTSIDE)
         timings["teardown"] = time.monotonic() - teardown
         report(
             pytestconfig,
