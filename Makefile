@@ -210,7 +210,7 @@ mutation: $(STAMP) tools $(WAF_BINARY)
 
 ## mutation-node: the mutations judged on the real node (tools/mutate.py --node); minutes each, not in make test
 # Each breaks one network policy rule in the builder, installs the block on a real node under default-deny and
-# requires tests/cluster/test_real_flows.py's enforced matrix to go red (about 3 min each, two at a time).
+# requires tests/cluster/test_real_flows.py's enforced matrix to go red (about 5 min each, two at a time).
 mutation-node: $(STAMP) tools node-images $(REGISTRY) $(NODE_DEPS)
 	$(BIN)/python tools/mutate.py --node
 
