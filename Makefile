@@ -33,7 +33,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # Progress shows as it happens, also when the output goes to a pipe or a log.
 export PYTHONUNBUFFERED := 1
 
-.PHONY: help images node-images image-test container-mode-test waf-build setup image-venv tools render bench-render test lint unit fuzz translator-gate cluster-test node-test cluster-suite waf-test traffic-test mutation molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
+.PHONY: help images node-images image-test container-mode-test waf-build setup image-venv tools render bench-render test lint unit fuzz translator-gate cluster-test node-test cluster-suite mutation-node waf-test traffic-test mutation molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -214,6 +214,12 @@ translator-gate: $(STAMP) tools
 # its guarding tests (unit, netpol, translator) to go red (tools/mutate.py; --list names them). 1-1.5 min.
 mutation: $(STAMP) tools $(WAF_BINARY)
 	$(BIN)/python tools/mutate.py
+
+## mutation-node: the mutations judged on the real node (tools/mutate.py --node); minutes each, not in make test
+# Each breaks one network policy rule in the builder, installs the block on a real node under default-deny and
+# requires tests/cluster/test_real_flows.py's enforced matrix to go red (about 5 min each, two at a time).
+mutation-node: $(STAMP) tools node-images $(REGISTRY) $(NODE_DEPS)
+	$(BIN)/python tools/mutate.py --node
 
 ## node-test: prove the real node: kubelet, containerd, runc, CNI, kube-proxy, scheduler, CoreDNS, kube-router
 # The real node (tests/harness/node.py: kubelet, containerd, runc, CNI, kube-proxy, kube-scheduler, kube-router,

@@ -10,7 +10,9 @@ an import or collection error (exit 2-5) is an error of the runner, not a kill. 
 mutations at a time (2 cores). The same selections must pass on the unmutated copy first (`-n 2`), or a
 kill would prove nothing.
 
-    tools/mutate.py              every mutation (make mutation; also run by make test)
+    tools/mutate.py              every mutation but the real node's (make mutation; also run by make test)
+    tools/mutate.py --node       only the real node's: each installs the block on the real node
+                                 (as root) and judges enforced traffic, minutes each (make mutation-node)
     tools/mutate.py NAME ...     only these
     tools/mutate.py --list       names and what each breaks
 """
@@ -34,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = "collections/ansible_collections/polycrate_blocks/envoy/plugins/plugin_utils/envoy_block"
 PLUGINS = "collections/ansible_collections/polycrate_blocks/envoy/plugins"
 # Built and installed outputs the copy uses in place (gitignored, large): linked, never copied.
-LINKED = (".venv", ".venv-waf", ".tools", "waf/bin")
+LINKED = (".venv", ".venv-waf", ".tools", ".oci", "waf/bin")
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class Mutation:
     new: str
     tests: tuple[str, ...]  # the guarding test files (or node ids) only
     keyword: str = ""  # pytest -k within them
+    node: bool = False  # it installs on the real node (minutes): only with --node or by name
 
 
 MUTATIONS = (
@@ -305,6 +308,38 @@ MUTATIONS = (
         ("tests/unit/test_proxies.py",),
         "hpa",
     ),
+    # Enforced on the real node (kube-router), one per policy the block renders for the data path; the test
+    # itself removes every rule of the live policies in turn (test_removing_each_rule_turns_exactly_its_flows_red).
+    Mutation(
+        "enforced-proxy-waf-egress",
+        "the proxies reach the WAF under default-deny (their egress rule, enforced)",
+        f"{PKG}/components/network_policies.py",
+        "            *_waf_egress(config),\n",
+        "",
+        ("tests/cluster/test_real_flows.py",),
+        "enforced_both_ways",
+        node=True,
+    ),
+    Mutation(
+        "enforced-controller-metrics",
+        "the monitoring namespace scrapes the controller under default-deny (its ingress rule, enforced)",
+        f"{PKG}/components/network_policies.py",
+        '            Flow("ingress", monitoring, (("TCP", CONTROLLER_METRICS_PORT),)),\n',
+        "",
+        ("tests/cluster/test_real_flows.py",),
+        "enforced_both_ways",
+        node=True,
+    ),
+    Mutation(
+        "enforced-waf-fence",
+        "only the block's proxies reach the WAF's gRPC port (enforced: another pod is refused)",
+        f"{PKG}/components/network_policies.py",
+        '"ingress", Peer("pods", proxies, None if gateway_namespace else ns), (("TCP", waf.GRPC_PORT),)',
+        '"ingress", Peer("pods", (), None), (("TCP", waf.GRPC_PORT),)',
+        ("tests/cluster/test_real_flows.py",),
+        "enforced_both_ways",
+        node=True,
+    ),
 )
 
 
@@ -361,17 +396,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("names", nargs="*", help="run only these mutations")
     parser.add_argument("--list", action="store_true", help="list the mutations and exit")
+    parser.add_argument("--node", action="store_true", help="only the mutations judged on the real node")
     args = parser.parse_args()
     known = {m.name: m for m in MUTATIONS}
     if args.list:
         for m in MUTATIONS:
             where = " ".join(m.tests) + (f" -k {m.keyword}" if m.keyword else "")
-            print(f"{m.name:34} {m.breaks}\n{'':34} guarded by: {where}")
+            print(f"{m.name:34} {m.breaks}\n{'':34} guarded by: {where}{' (real node)' if m.node else ''}")
         return 0
     unknown = [n for n in args.names if n not in known]
     if unknown:
         parser.error(f"unknown mutation(s) {unknown}; see --list")
-    chosen = [known[n] for n in args.names] if args.names else list(MUTATIONS)
+    chosen = [known[n] for n in args.names] if args.names else [m for m in MUTATIONS if m.node == args.node]
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mutate-") as tmp:
         repos = [copy_tree(Path(tmp) / slot) for slot in ("a", "b")]
@@ -379,8 +415,12 @@ def main() -> int:
         for repo in repos:
             copies.put(repo)
         # The guarding tests pass unmutated (whole files: a superset of each -k), or a kill would prove nothing.
-        baseline = tuple(dict.fromkeys(t for m in chosen for t in m.tests))
-        code, output = pytest(repos[0], baseline, "-n", "2")
+        baseline = tuple(dict.fromkeys(t for m in chosen if not m.node for t in m.tests))
+        code, output = pytest(repos[0], baseline, "-n", "2") if baseline else (0, "")
+        # The real node's: each selection once, unmutated (a whole cluster file would cost minutes more).
+        for selection in dict.fromkeys((m.tests, m.keyword) for m in chosen if m.node):
+            if code == 0:
+                code, output = pytest(repos[0], selection[0], "-p", "no:xdist", "-k", selection[1])
         if code != 0:
             print(output[-4000:])
             print("mutation runner: the guarding tests fail without a mutation")
@@ -392,7 +432,8 @@ def main() -> int:
             try:
                 original = apply(repo, m)
                 try:
-                    code, output = pytest(repo, m.tests, *(["-p", "no:xdist", "-k", m.keyword] if m.keyword else []))
+                    options = ["-p", "no:xdist", "-k", m.keyword] if m.keyword else []
+                    code, output = pytest(repo, m.tests, *options)
                 finally:
                     (repo / m.file).write_text(original, encoding="utf-8")
             finally:

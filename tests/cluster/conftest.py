@@ -188,6 +188,7 @@ PLURALS = {
     "Gateway": "gateways",
     "GatewayClass": "gatewayclasses",
     "HTTPRoute": "httproutes",
+    "TLSRoute": "tlsroutes",
     "ClientTrafficPolicy": "clienttrafficpolicies",
     "BackendTrafficPolicy": "backendtrafficpolicies",
     "EnvoyExtensionPolicy": "envoyextensionpolicies",
@@ -198,6 +199,7 @@ PLURALS = {
     "Secret": "secrets",
     "NetworkPolicy": "networkpolicies",
     "Deployment": "deployments",
+    "Pod": "pods",
     "CustomResourceDefinition": "customresourcedefinitions",
 }
 

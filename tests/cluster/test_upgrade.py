@@ -46,6 +46,7 @@ from tests.cluster.common import (
     writes,
 )
 from tests.cluster.conftest import CHARTS, Kube
+from tests.cluster.realnet import Client
 from tests.cluster.test_examples import prepare
 from tests.conftest import ROOT
 from tests.harness.controlplane import POD_CIDR
@@ -101,53 +102,6 @@ def config(kube: Kube, version: str, **extra: Any) -> dict[str, Any]:
         },
     )
     return kube.config(**cfg)
-
-
-class Client:
-    """A steady client: one request on a new connection every 50 ms to the Gateway's address, each failure
-    noted with its phase."""
-
-    def __init__(self, address: str, port: int) -> None:
-        self.address = address
-        self.port = port
-        self.phase = "before"
-        self.sent: dict[str, int] = {}
-        self.failed: dict[str, list[str]] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def start(self) -> Client:
-        self._thread.start()
-        return self
-
-    def _once(self) -> str | None:
-        connection = http.client.HTTPConnection(self.address, self.port, timeout=3)
-        try:
-            connection.request("GET", "/steady", headers={"Host": "own.example.com"})
-            response = connection.getresponse()
-            response.read()
-            return None if response.status == 200 else f"HTTP {response.status}"
-        except OSError as exc:
-            return f"{type(exc).__name__}: {exc}"
-        finally:
-            connection.close()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            phase, error = self.phase, self._once()
-            self.sent[phase] = self.sent.get(phase, 0) + 1
-            if error:
-                self.failed.setdefault(phase, []).append(f"{time.strftime('%H:%M:%S')} {error}")
-            self._stop.wait(0.05)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-    def report(self) -> str:
-        return "; ".join(
-            f"{phase}: {len(self.failed.get(phase, []))} failed of {sent}" for phase, sent in self.sent.items()
-        )
 
 
 def _serves(address: str, port: int) -> bool:
