@@ -163,6 +163,22 @@ MUTATIONS = (
         ("tests/unit/test_lifecycle.py",),
     ),
     Mutation(
+        "uninstall-controller-down",
+        "uninstall removes nothing while waits are on and the controller has no ready pod (it removes the proxies)",
+        f"{PKG}/lifecycle/uninstall.py",
+        'if wait and plan["controller"]["install"] and gateways and not _ready(observed.controller):',
+        "if False:",
+        ("tests/unit/test_uninstall.py",),
+    ),
+    Mutation(
+        "uninstall-foreign-namespace",
+        "uninstall removes the namespace only when it carries every ownership label (the block created it)",
+        f"{PKG}/lifecycle/uninstall.py",
+        "delete_namespace=owns(observed.namespace, labels),",
+        "delete_namespace=observed.namespace is not None,",
+        ("tests/unit/test_uninstall.py",),
+    ),
+    Mutation(
         "reinstall-digest-only",
         "a no-change re-install sends only objects not as last applied (a value changed by hand is re-sent)",
         f"{PKG}/lifecycle/install.py",

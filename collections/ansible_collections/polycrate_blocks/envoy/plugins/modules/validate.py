@@ -13,16 +13,14 @@ description:
   - Runs on the controller (an action plugin); values under C(chart.auth) are never echoed.
 version_added: "0.5.0"
 options:
-  block:
-    description: Polycrate's C(block) variable (C(name), C(version), C(config)).
-    type: dict
-    required: true
   apply:
     description:
       - The config is about to be applied (install, plan). Then what renders but cannot run (an enabled WAF on
         the unpublished default image) fails here; otherwise it is a warning.
     type: bool
     default: false
+extends_documentation_fragment:
+  - polycrate_blocks.envoy.block
 attributes:
   check_mode:
     support: full

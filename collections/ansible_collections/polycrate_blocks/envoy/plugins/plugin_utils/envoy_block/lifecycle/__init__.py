@@ -10,16 +10,28 @@ from .status import (
     MONITORING_KINDS,
     PROXY_SELECTOR,
     STATUS_KINDS,
+    StatusReport,
     is_proxy,
     proxies_query,
     proxy_rows,
     rolled_out,
     rollout_lines,
+    status,
+    status_lookups,
     status_queries,
     status_rows,
     status_table,
 )
-from .uninstall import EG_LABEL, PROXY_KINDS, proxy_queries, tenant_gateways
+from .uninstall import (
+    EG_LABEL,
+    PROXY_KINDS,
+    UninstallDecision,
+    UninstallObserved,
+    decide_uninstall,
+    proxy_queries,
+    tenant_gateways,
+    uninstall_lookups,
+)
 from .waits import gateway_line, wait_queries
 
 __all__ = [
@@ -31,6 +43,10 @@ __all__ = [
     "STATUS_KINDS",
     "STATUS_READ_KINDS",
     "THIRD_PARTY",
+    "StatusReport",
+    "UninstallDecision",
+    "UninstallObserved",
+    "decide_uninstall",
     "gateway_line",
     "install_lookups",
     "install_state",
@@ -44,11 +60,14 @@ __all__ = [
     "ref",
     "rolled_out",
     "rollout_lines",
+    "status",
+    "status_lookups",
     "status_queries",
     "status_rows",
     "status_table",
     "tenant_gateways",
     "third_party_kinds",
     "unchanged",
+    "uninstall_lookups",
     "wait_queries",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..release import installed_version
@@ -166,3 +167,43 @@ def status_table(rows: list[dict[str, Any]]) -> list[str]:
         for r in rows
     ]
     return lines
+
+
+def status_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Everything `status` reads, for one k8s_list run: the planned objects it reports on and the proxies
+    (status_queries), and the controller's Deployment, each query tagged with its `purpose`."""
+    return [{**q, "purpose": "objects"} for q in status_queries(plan)] + [
+        {
+            "api_version": "apps/v1",
+            "kind": "Deployment",
+            "name": plan["controller"]["deployment"],
+            "namespace": plan["namespace"]["name"],
+            "purpose": "controller",
+        }
+    ]
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    """The health table: one row per thing a healthy install has, its lines, and whether all are healthy."""
+
+    rows: tuple[dict[str, Any], ...]
+
+    @property
+    def healthy(self) -> bool:
+        return all(r["ok"] for r in self.rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rows": list(self.rows), "lines": status_table(list(self.rows)), "healthy": self.healthy}
+
+
+def status(plan: Mapping[str, Any], results: Iterable[Mapping[str, Any]]) -> StatusReport:
+    """The report from status_lookups' results."""
+    found: list[Mapping[str, Any]] = []
+    controller: Mapping[str, Any] | None = None
+    for result in results:
+        if result["item"]["purpose"] == "controller":
+            controller = next(iter(result.get("resources") or []), None)
+        else:
+            found += result.get("resources") or []
+    return StatusReport(tuple(status_rows(plan, found, controller)))
