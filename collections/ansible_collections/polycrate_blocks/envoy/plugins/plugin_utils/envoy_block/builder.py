@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import GATEWAY_API_VERSION, labels, limits
+from . import crds, labels, limits
 from .components import (
     controller,
     gateway,
@@ -18,7 +18,7 @@ from .components import (
     waf,
 )
 from .config import Config, ConfigError, load
-from .plan import Plan, Step
+from .plan import Plan, Step, Waits
 
 COMPONENTS = (namespace, network_policies, proxies, gatewayclasses, waf, gateway, traffic_policies, monitoring)
 # The config section each component builds from, for a message when building fails unexpectedly.
@@ -69,33 +69,10 @@ def _plan(config: Config, steps: list[Step]) -> Plan:
     return Plan(
         steps=tuple(steps),
         helm=controller.release(config),
-        crds={
-            "gateway_api": {
-                "install": config.get("gateway_api_crds.install"),
-                "channel": config.get("gateway_api_crds.channel"),
-                "version": GATEWAY_API_VERSION,
-            },
-            "envoy_gateway": {"version": config.get("chart.version")},
-            "directory": config.get("crds.directory"),
-            "chart_url": config.get("crds.chart_url"),
-            "chart_values": {
-                "crds": {
-                    "gatewayAPI": {
-                        "enabled": config.get("gateway_api_crds.install"),
-                        "channel": config.get("gateway_api_crds.channel"),
-                    },
-                    "envoyGateway": {"enabled": True},
-                }
-            },
-            "remove_on_uninstall": config.get("uninstall.remove_crds"),
-        },
-        namespace={"name": config.get("namespace"), "create": config.get("create_namespace")},
-        controller={
-            "install": config.get("controller.install"),
-            "deployment": "envoy-gateway",
-            "allow_downgrade": config.get("chart.allow_downgrade"),
-        },
-        wait={"enabled": config.get("wait.enabled"), "timeout": config.get("wait.timeout")},
+        crds=crds.settings(config),
+        namespace=namespace.settings(config),
+        controller=controller.settings(config),
+        wait=Waits(enabled=bool(config.get("wait.enabled")), timeout=int(config.get("wait.timeout"))),
         ownership_labels=labels.ownership_selector(config),
         warnings=config.warnings,
     )
