@@ -5,23 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_action import (
-    BlockAction,
-    config_failure,
-    read_cluster,
-)
-from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import builder, config, lifecycle
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_action import PlanAction, read_cluster
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import lifecycle
 
 
-class ActionModule(BlockAction):
+class ActionModule(PlanAction):
     # The connection options arrive from module_defaults (group/polycrate_blocks.envoy.k8s).
-    _VALID_ARGS = frozenset({"block", *AUTH_ARG_SPEC})
+    _VALID_ARGS = frozenset({"plan", *AUTH_ARG_SPEC})
 
-    def act(self, block: dict[str, Any]) -> dict[str, Any]:
-        try:
-            plan = builder.plan_from_block(block).to_dict()
-        except config.ConfigError as exc:
-            return config_failure(exc, "nothing was read")
+    def act(self, plan: dict[str, Any]) -> dict[str, Any]:
         connection = {k: v for k, v in self._task.args.items() if k in AUTH_ARG_SPEC}
         read = read_cluster(self, {**connection, "queries": lifecycle.status_lookups(plan)}, self.task_vars)
         if read.get("failed"):

@@ -8,23 +8,15 @@ import time
 from typing import Any
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_action import (
-    BlockAction,
-    config_failure,
-    read_cluster,
-)
-from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import builder, config, lifecycle
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_action import PlanAction, read_cluster
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import lifecycle
 
 
-class ActionModule(BlockAction):
+class ActionModule(PlanAction):
     # The connection options arrive from module_defaults (group/polycrate_blocks.envoy.k8s).
-    _VALID_ARGS = frozenset({"block", "poll_delay", *AUTH_ARG_SPEC})
+    _VALID_ARGS = frozenset({"plan", "poll_delay", *AUTH_ARG_SPEC})
 
-    def act(self, block: dict[str, Any]) -> dict[str, Any]:
-        try:
-            plan = builder.plan_from_block(block).to_dict()
-        except config.ConfigError as exc:
-            return config_failure(exc, "nothing was removed")
+    def act(self, plan: dict[str, Any]) -> dict[str, Any]:
         connection = {k: v for k, v in self._task.args.items() if k in AUTH_ARG_SPEC}
         queries = lifecycle.uninstall_lookups(plan)
         read = read_cluster(self, {**connection, "queries": queries}, self.task_vars)
@@ -47,7 +39,6 @@ class ActionModule(BlockAction):
             return {"failed": True, "changed": False, "msg": " ".join(decision.refusals)}
         return {
             "changed": False,
-            "plan": plan,
             "poll_retries": math.ceil(float(plan["wait"]["timeout"]) / delay),
             **decision.to_dict(),
         }

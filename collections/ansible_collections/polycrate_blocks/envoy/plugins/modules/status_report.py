@@ -6,14 +6,14 @@ DOCUMENTATION = r"""
 module: status_report
 short_description: Report the health of what the envoy block installed, from one read of the cluster
 description:
-  - Builds the plan from O(block), reads in one C(polycrate_blocks.envoy.k8s_list) run the planned
-    GatewayClasses, Gateways, policies and monitoring objects, the proxies and the controller, and returns the
-    health table decided by the pure C(lifecycle.status); see RETURN.
+  - Takes the plan the envoy_config role built (O(plan)), reads in one C(polycrate_blocks.envoy.k8s_list) run
+    the planned GatewayClasses, Gateways, policies and monitoring objects, the proxies and the controller, and
+    returns the health table decided by the pure C(lifecycle.status); see RETURN.
   - Runs on the controller (an action plugin); set the connection options for the play with C(module_defaults)
     C(group/polycrate_blocks.envoy.k8s).
 version_added: "0.13.0"
 extends_documentation_fragment:
-  - polycrate_blocks.envoy.block
+  - polycrate_blocks.envoy.plan
   - kubernetes.core.k8s_auth_options
 attributes:
   check_mode:
@@ -26,7 +26,7 @@ author: envoy block maintainers
 EXAMPLES = r"""
 - name: Evaluate the health
   polycrate_blocks.envoy.status_report:
-    block: "{{ block }}"
+    plan: "{{ envoy_config_plan }}"
   register: __health
 """
 

@@ -6,9 +6,9 @@ DOCUMENTATION = r"""
 module: uninstall_decision
 short_description: Decide what uninstall removes, and in what order, from one read of the cluster
 description:
-  - Builds the plan from O(block), reads in one C(polycrate_blocks.envoy.k8s_list) run what this block instance
-    owns, every Gateway, the controller's Deployment and the namespace, and returns what uninstall removes in
-    order (see RETURN), decided by the pure C(lifecycle.decide_uninstall).
+  - Takes the plan the envoy_config role built (O(plan)), reads in one C(polycrate_blocks.envoy.k8s_list) run
+    what this block instance owns, every Gateway, the controller's Deployment and the namespace, and returns
+    what uninstall removes in order (see RETURN), decided by the pure C(lifecycle.decide_uninstall).
   - Fails once, cleanly, nothing removed, while a Gateway of another owner uses one of the block's
     GatewayClasses, or while waits are on, the block manages the controller and it has no ready pod (only a
     running controller removes a Gateway's proxies). A controller pod on its way is waited for, up to
@@ -22,7 +22,7 @@ options:
     type: int
     default: 2
 extends_documentation_fragment:
-  - polycrate_blocks.envoy.block
+  - polycrate_blocks.envoy.plan
   - kubernetes.core.k8s_auth_options
 attributes:
   check_mode:
@@ -35,15 +35,11 @@ author: envoy block maintainers
 EXAMPLES = r"""
 - name: Decide what uninstall removes
   polycrate_blocks.envoy.uninstall_decision:
-    block: "{{ block }}"
+    plan: "{{ envoy_config_plan }}"
   register: __removal
 """
 
 RETURN = r"""
-plan:
-  description: The plan, without credentials (C(block | polycrate_blocks.envoy.plan)).
-  returned: success
-  type: dict
 gateways:
   description: The block's Gateways, deleted first while the controller runs (C(kubernetes.core.k8s) definitions).
   returned: success

@@ -43,4 +43,10 @@ problems:
   sample: |
     config.image.controller.tag: 'v1.9.0 latest' is not valid; use an image tag such as v1.9.0
     config.service.loadbalancer_ip: needs service.type LoadBalancer (is ClusterIP); remove loadbalancer_ip or ...
+ansible_facts:
+  description: >-
+    C(envoy_config_plan), the plan without credentials, built and serialised once for the run: the roles after
+    the config role (install, plan, uninstall, status) read it instead of building it again.
+  returned: success
+  type: dict
 """

@@ -3,6 +3,7 @@ Ansible shows once and cleanly (a result with `failed`, never an exception trace
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,33 @@ class BlockAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no ty
         return result
 
     def act(self, block: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class PlanAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
+    """An action on the controller that takes the plan the config role built (`envoy_config_plan`, built and
+    serialised once per run) and decides from one read of the cluster; no module of its own, no connection."""
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    task_vars: dict[str, Any] = {}  # noqa: RUF012  # replaced per run, never mutated
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = super().run(tmp, task_vars)
+        self.task_vars = task_vars or {}
+        plan = self._task.args.get("plan")
+        if not isinstance(plan, Mapping) or "objects" not in plan:
+            return {
+                **result,
+                "failed": True,
+                "msg": f'{self._task.action}: pass the plan the envoy_config role built as `plan: "{{{{ '
+                f'envoy_config_plan }}}}"` (got {type(plan).__name__})',
+            }
+        # Plain data for the pure core: Ansible hands over tagged str/dict subclasses.
+        result.update(self.act(json.loads(json.dumps(dict(plan)))))
+        return result
+
+    def act(self, plan: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
 
 
