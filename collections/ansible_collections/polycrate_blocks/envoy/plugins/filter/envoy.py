@@ -25,10 +25,7 @@ description:
   - C(plan) returns the ordered plan (objects with phase, apply and delete rank, wait condition, file name),
     the helm release without credentials, the CRD settings and the ownership labels.
   - C(helm_release) returns the helm release including chart credentials; use it only in tasks with C(no_log).
-  - C(install_lookups) lists everything install reads before it writes (namespace, CRDs, owned objects,
-    third-party kinds, helm's release record, the controller) as C(polycrate_blocks.envoy.k8s_list)
-    queries (the C(polycrate_blocks.envoy.install_state) action decides from their results what install
-    must do); C(gateway_address) formats a Gateway and its addresses for the summary; C(wait_queries)
+  - C(gateway_address) formats a Gateway and its addresses for the summary; C(wait_queries)
     lists the plan's GatewayClasses and
     Gateways (and, with its second argument, the controller's Deployment), with their wait condition when
     its first argument is true.
@@ -110,10 +107,6 @@ def stale_crds(wanted: list[Mapping[str, Any]], live: list[Mapping[str, Any]]) -
     return crds.stale(wanted, json.loads(json.dumps(live)))
 
 
-def install_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return lifecycle.install_lookups(json.loads(json.dumps(plan)))
-
-
 def gateway_address(gateway: Mapping[str, Any]) -> str:
     return lifecycle.gateway_line(json.loads(json.dumps(gateway)))
 
@@ -129,7 +122,6 @@ class FilterModule:
             **guarded,
             "crd_manifests": crd_manifests,
             "stale_crds": stale_crds,
-            "install_lookups": install_lookups,
             "gateway_address": gateway_address,
             "wait_queries": wait_queries,
         }

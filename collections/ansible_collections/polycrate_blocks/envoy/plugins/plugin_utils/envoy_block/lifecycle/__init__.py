@@ -4,7 +4,15 @@ pure: plain data in (the plan, what the cluster reported), plain data out."""
 
 from __future__ import annotations
 
-from .install import STATUS_READ_KINDS, install_lookups, install_state, unchanged
+from .install import (
+    STATUS_READ_KINDS,
+    InstallDecision,
+    InstallObserved,
+    decide_install,
+    install_lookups,
+    install_state,
+    unchanged,
+)
 from .ownership import OWNED_KINDS, THIRD_PARTY, leftovers, owned_kinds, owns, ref, third_party_kinds
 from .status import (
     MONITORING_KINDS,
@@ -43,9 +51,12 @@ __all__ = [
     "STATUS_KINDS",
     "STATUS_READ_KINDS",
     "THIRD_PARTY",
+    "InstallDecision",
+    "InstallObserved",
     "StatusReport",
     "UninstallDecision",
     "UninstallObserved",
+    "decide_install",
     "decide_uninstall",
     "gateway_line",
     "install_lookups",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..plan import DIGEST_ANNOTATION
@@ -116,8 +117,47 @@ def _namespace_apply(plan: Mapping[str, Any], live: Mapping[str, Any] | None) ->
     return ours and not complete
 
 
-def install_state(results: Iterable[Mapping[str, Any]], plan: Mapping[str, Any], crds_current: bool) -> dict[str, Any]:
-    """What install decides from install_lookups' results before it writes anything:
+@dataclass(frozen=True)
+class InstallObserved:
+    """What install_lookups found, by purpose."""
+
+    namespace: Mapping[str, Any] | None
+    crds: tuple[Mapping[str, Any], ...]
+    owned: tuple[Mapping[str, Any], ...]
+    missing_kinds: tuple[Mapping[str, Any], ...]  # third-party kinds the cluster does not serve (their query)
+    proxies: tuple[Mapping[str, Any], ...]
+    release: Mapping[str, Any] | None
+    controller: Mapping[str, Any] | None
+
+    @classmethod
+    def from_results(cls, results: Iterable[Mapping[str, Any]]) -> InstallObserved:
+        by: dict[str, list[Mapping[str, Any]]] = {
+            p: [] for p in ("namespace", "crds", "owned", "third_party", "proxies")
+        }
+        release: Mapping[str, Any] | None = None
+        deployment: Mapping[str, Any] | None = None
+        for result in results:
+            purpose = str(result["item"]["purpose"])
+            if purpose == "release":
+                release = result.get("release")
+            elif purpose == "controller":
+                deployment = next(iter(result["resources"]), None)
+            else:
+                by[purpose].append(result)
+        return cls(
+            namespace=next((o for r in by["namespace"] for o in r["resources"]), None),
+            crds=tuple(o for r in by["crds"] for o in r["resources"]),
+            owned=tuple(o for r in by["owned"] for o in r["resources"]),
+            missing_kinds=tuple(r["item"] for r in by["third_party"] if not r["api_found"]),
+            proxies=tuple(o for r in by["proxies"] for o in r["resources"]),
+            release=release,
+            controller=deployment,
+        )
+
+
+@dataclass(frozen=True)
+class InstallDecision:
+    """What install decides from its one read before it writes anything:
     `problems` (why it must stop, each with what to do: kinds not served, a namespace it may not create),
     `namespace_exists`, `namespace_apply`, `crds` (the live CRDs' metadata, for `crds.stale`),
     `crds_current` (as given: the cluster holds every CRD of the configured source), `helm_changes` (why
@@ -130,20 +170,31 @@ def install_state(results: Iterable[Mapping[str, Any]], plan: Mapping[str, Any],
     planned Gateways as read, for the summary), `upgrade` (release.upgrade_step from the controller the
     cluster runs to chart.version: a refused downgrade is one of the `problems`) and `rollout` (what is
     still rolling, as read: the controller, proxies not yet on their Deployment's current Envoy)."""
-    by: dict[str, list[Mapping[str, Any]]] = {p: [] for p in ("namespace", "crds", "owned", "third_party", "proxies")}
-    release: Mapping[str, Any] | None = None
-    deployment: Mapping[str, Any] | None = None
-    for result in results:
-        purpose = str(result["item"]["purpose"])
-        if purpose == "release":
-            release = result.get("release")
-        elif purpose == "controller":
-            deployment = next(iter(result["resources"]), None)
-        else:
-            by[purpose].append(result)
-    namespace = next((o for r in by["namespace"] for o in r["resources"]), None)
+
+    problems: tuple[str, ...]
+    namespace_exists: bool
+    namespace_apply: bool
+    crds: tuple[Mapping[str, Any], ...]
+    crds_current: bool
+    helm_changes: tuple[str, ...]
+    helm_needed: bool
+    controller_ready: bool
+    settled: bool
+    apply_files: tuple[str, ...]
+    leftovers: tuple[dict[str, Any], ...]
+    gateways: tuple[Mapping[str, Any], ...]
+    upgrade: Mapping[str, Any]
+    rollout: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+
+def decide_install(plan: Mapping[str, Any], observed: InstallObserved, crds_current: bool) -> InstallDecision:
+    """What install must do, decided from its one read before it writes anything (see InstallDecision)."""
+    namespace, release, deployment = observed.namespace, observed.release, observed.controller
     problems = []
-    missing = [r["item"] for r in by["third_party"] if not r["api_found"]]
+    missing = observed.missing_kinds
     if missing:
         needs = "; ".join(dict.fromkeys(str(m["needs"]) for m in missing))
         problems.append(
@@ -168,31 +219,35 @@ def install_state(results: Iterable[Mapping[str, Any]], plan: Mapping[str, Any],
         problems += upgrade["problems"]
     helm_changes = release_differences(release, plan["helm"]) if install else []
     controller_ready = not install or _settled(deployment, "Available")
-    owned = [o for r in by["owned"] for o in r["resources"]]
-    live = {ref(o): o for o in owned}
+    live = {ref(o): o for o in observed.owned}
     status_objects = [e for e in plan["objects"] if e["kind"] in STATUS_READ_KINDS]
     settled = controller_ready and all(
         _settled(live.get(ref(e["definition"])), str(e["wait_condition"])) for e in status_objects
     )
-    return {
-        "problems": problems,
-        "namespace_exists": namespace is not None,
-        "namespace_apply": _namespace_apply(plan, namespace),
-        "crds": [o for r in by["crds"] for o in r["resources"]],
-        "crds_current": crds_current,
-        "helm_changes": helm_changes,
-        "helm_needed": install and bool(helm_changes),
-        "controller_ready": controller_ready,
-        "settled": settled,
-        "apply_files": [
+    return InstallDecision(
+        problems=tuple(problems),
+        namespace_exists=namespace is not None,
+        namespace_apply=_namespace_apply(plan, namespace),
+        crds=observed.crds,
+        crds_current=crds_current,
+        helm_changes=tuple(helm_changes),
+        helm_needed=install and bool(helm_changes),
+        controller_ready=controller_ready,
+        settled=settled,
+        apply_files=tuple(
             e["file"]
             for e in plan["objects"]
             if e["phase"] != "namespace" and not unchanged(e["definition"], live.get(ref(e["definition"])))
-        ],
-        "leftovers": leftovers(owned, plan, plan["ownership_labels"]),
-        "gateways": [
+        ),
+        leftovers=tuple(leftovers(observed.owned, plan, plan["ownership_labels"])),
+        gateways=tuple(
             live[key] for e in status_objects if e["kind"] == "Gateway" and (key := ref(e["definition"])) in live
-        ],
-        "upgrade": upgrade,
-        "rollout": rollout_lines(deployment, [o for r in by["proxies"] for o in r["resources"]]),
-    }
+        ),
+        upgrade=upgrade,
+        rollout=tuple(rollout_lines(deployment, observed.proxies)),
+    )
+
+
+def install_state(results: Iterable[Mapping[str, Any]], plan: Mapping[str, Any], crds_current: bool) -> dict[str, Any]:
+    """decide_install from install_lookups' results, as plain data (what the install_state action returns)."""
+    return decide_install(plan, InstallObserved.from_results(results), crds_current).to_dict()
