@@ -11,17 +11,10 @@ description:
     do, decided by the pure C(lifecycle.decide_install) before anything is written; see RETURN.
   - Fails once, cleanly, when the API server cannot be reached, when a kind the plan uses is not served, or
     when the namespace is missing and may not be created; nothing has been changed then.
-  - Runs on the controller (an action plugin); set the connection options for the play with C(module_defaults)
-    C(group/polycrate_blocks.envoy.k8s).
 version_added: "0.10.0"
 extends_documentation_fragment:
-  - polycrate_blocks.envoy.plan
+  - polycrate_blocks.envoy.decision
   - kubernetes.core.k8s_auth_options
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
 author: envoy block maintainers
 """
 

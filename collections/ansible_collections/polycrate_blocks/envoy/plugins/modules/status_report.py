@@ -9,17 +9,10 @@ description:
   - Takes the plan the envoy_config role built (O(plan)), reads in one C(polycrate_blocks.envoy.k8s_list) run
     the planned GatewayClasses, Gateways, policies and monitoring objects, the proxies and the controller, and
     returns the health table decided by the pure C(lifecycle.status); see RETURN.
-  - Runs on the controller (an action plugin); set the connection options for the play with C(module_defaults)
-    C(group/polycrate_blocks.envoy.k8s).
 version_added: "0.13.0"
 extends_documentation_fragment:
-  - polycrate_blocks.envoy.plan
+  - polycrate_blocks.envoy.decision
   - kubernetes.core.k8s_auth_options
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
 author: envoy block maintainers
 """
 

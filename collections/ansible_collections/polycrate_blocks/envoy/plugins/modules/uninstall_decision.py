@@ -13,8 +13,6 @@ description:
     GatewayClasses, or while waits are on, the block manages the controller and it has no ready pod (only a
     running controller removes a Gateway's proxies). A controller pod on its way is waited for, up to
     C(wait.timeout).
-  - Runs on the controller (an action plugin); set the connection options for the play with C(module_defaults)
-    C(group/polycrate_blocks.envoy.k8s).
 version_added: "0.13.0"
 options:
   poll_delay:
@@ -22,13 +20,8 @@ options:
     type: int
     default: 2
 extends_documentation_fragment:
-  - polycrate_blocks.envoy.plan
+  - polycrate_blocks.envoy.decision
   - kubernetes.core.k8s_auth_options
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
 author: envoy block maintainers
 """
 
