@@ -10,30 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .. import builder
 from ..plan import Phase
 
-# Every kind the block can render, with its phase: install lists these to find what it owns.
-OWNED_KINDS: tuple[tuple[str, str, Phase], ...] = (
-    ("gateway.networking.k8s.io/v1", "Gateway", Phase.GATEWAY),
-    ("gateway.envoyproxy.io/v1alpha1", "ClientTrafficPolicy", Phase.POLICY),
-    ("gateway.envoyproxy.io/v1alpha1", "BackendTrafficPolicy", Phase.POLICY),
-    ("gateway.envoyproxy.io/v1alpha1", "EnvoyExtensionPolicy", Phase.POLICY),
-    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", Phase.POLICY),
-    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", Phase.POLICY),
-    ("gateway.envoyproxy.io/v1alpha1", "EnvoyProxy", Phase.PROXY_CONFIG),
-    ("gateway.networking.k8s.io/v1", "GatewayClass", Phase.GATEWAYCLASS),
-    ("operator.victoriametrics.com/v1beta1", "VMPodScrape", Phase.MONITORING),
-    ("operator.victoriametrics.com/v1beta1", "VMServiceScrape", Phase.MONITORING),
-    ("operator.victoriametrics.com/v1beta1", "VMRule", Phase.MONITORING),
-    ("apps/v1", "Deployment", Phase.WAF),
-    ("v1", "Service", Phase.WAF),
-    ("v1", "ConfigMap", Phase.WAF),
-    ("policy/v1", "PodDisruptionBudget", Phase.WAF),
-    ("networking.k8s.io/v1", "NetworkPolicy", Phase.NETWORK),
-    ("cilium.io/v2", "CiliumNetworkPolicy", Phase.NETWORK),
-    ("cilium.io/v2", "CiliumClusterwideNetworkPolicy", Phase.NETWORK),
-    ("projectcalico.org/v3", "NetworkPolicy", Phase.NETWORK),
-    ("projectcalico.org/v3", "GlobalNetworkPolicy", Phase.NETWORK),
+# Every kind the block can render, with its phase, as the components' steps declare them (the Namespace aside:
+# created and removed only on request, by name, never listed by the ownership labels): install lists these
+# to find what it owns, uninstall to remove it.
+OWNED_KINDS: tuple[tuple[str, str, Phase], ...] = tuple(
+    sorted(
+        ((api, kind, phase) for (api, kind), phase in builder.renderable_kinds().items() if kind != "Namespace"),
+        key=lambda row: (row[2].delete_rank, row[0], row[1]),
+    )
 )
 
 
