@@ -33,7 +33,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # Progress shows as it happens, also when the output goes to a pipe or a log.
 export PYTHONUNBUFFERED := 1
 
-.PHONY: help images node-images image-test container-mode-test waf-build setup image-venv tools render bench-render test lint unit fuzz translator-gate cluster-test node-test cluster-suite mutation-node waf-test traffic-test mutation molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
+.PHONY: help images node-images image-test container-mode-test waf-build setup image-venv tools render bench-render test lint unit unit-go unit-image fuzz translator-gate cluster-test node-test cluster-suite mutation-node waf-test traffic-test mutation molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -187,10 +187,23 @@ IMAGE_TESTS := tests/unit --ignore=tests/unit/test_crds.py --ignore=tests/unit/t
   tests/test_render_playbook.py \
   -k "not test_render_playbook or credentials or other_errors or bad_config_once or each_problem_once"
 
-## unit: the Python unit tests, in .venv and in Polycrate's image Python
-unit: $(STAMP) $(IMAGE_STAMP) tools $(WAF_BINARY)
-	$(BIN)/pytest -n 2 --ignore=tests/cluster --ignore=tests/traffic --ignore=tests/images --ignore=tests/node \
-	  --ignore=tests/polycrate/test_container_mode.py
+# What `unit` and `unit-go` split between them: everything but the suites that need a cluster, images or a
+# network namespace. `unit` runs the tests that need Python alone (.venv, nothing built from Go, no apt), so a
+# Python change is judged in about a minute on a fresh clone; `unit-go` the ones marked go_binary
+# (tests/conftest.py GO_BACKED: envoy-waf, helm), the translator gate (egctl) and the Polycrate CLI runs.
+UNIT_PATHS := tests/unit tests/gate tests/netpol tests/test_docs.py tests/test_render_playbook.py \
+  tests/test_waf_image_default.py
+## unit: the Python unit tests that need Python alone (no Go build, no apt): the fast inner loop
+unit: $(STAMP)
+	$(BIN)/pytest -n 2 -m "not go_binary" $(UNIT_PATHS)
+
+## unit-go: the unit tests that run a binary built from Go (envoy-waf, helm, egctl, polycrate)
+unit-go: $(STAMP) tools $(WAF_BINARY)
+	$(BIN)/pytest -n 2 -m go_binary $(UNIT_PATHS)
+	$(BIN)/pytest -n 2 tests/translator tests/polycrate tests/compat --ignore=tests/polycrate/test_container_mode.py
+
+## unit-image: the pure core's unit tests again in Polycrate's image Python (.venv-image)
+unit-image: $(STAMP) $(IMAGE_STAMP) tools $(WAF_BINARY)
 	$(IMAGE_BIN)/pytest -n 2 -q $(IMAGE_TESTS)
 
 # Hostile configs, seeded (printed), bounded: about a minute (tools/fuzz.py). A find fails the run and prints
@@ -204,7 +217,7 @@ fuzz: $(STAMP)
 	$(BIN)/python tools/fuzz.py $(if $(FUZZ_SEED),--seed $(FUZZ_SEED)) --cases $(FUZZ_CASES) --seconds $(FUZZ_SECONDS)
 
 ## translator-gate: the rendered objects through Envoy Gateway's own translator (egctl)
-# Only the translator gate (tests/translator, also part of `unit`): Envoy Gateway's own translator (egctl) over
+# Only the translator gate (tests/translator, also part of `unit-go`): Envoy Gateway's own translator (egctl) over
 # the default config, every example and the coverage configs.
 translator-gate: $(STAMP) tools
 	$(BIN)/pytest -n 2 -m translator tests/translator
@@ -268,7 +281,7 @@ traffic-test: $(STAMP) $(WAF_STAMP) tools $(WAF_BINARY)
 # tests, the image tests and the mutation runner run beside them (the traffic tests in their own network
 # namespace), their output shown when all are done; the cluster suite's parts run one after another (each
 # starts a real node: two at once would double its memory).
-test: lint unit images
+test: lint unit unit-go unit-image images
 	@log=$$(mktemp) && trap 'rm -f $$log' EXIT && \
 	  { $(MAKE) --no-print-directory -k waf-test traffic-test image-test mutation fuzz >$$log 2>&1 & } && side=$$! && \
 	  $(MAKE) --no-print-directory cluster-suite; suite=$$?; \

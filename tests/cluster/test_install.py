@@ -143,7 +143,7 @@ def _install_hands_a_changed_release_to_helm(kube: Kube, cfg: dict[str, Any]) ->
     assert "values differ" in third.output, third.output[-3000:]
     get_values = [*helm, "get", "values", "envoy-gateway", "-o", "json"]
     got = subprocess.run(get_values, env=env, check=True, capture_output=True)
-    assert json.loads(got.stdout) == plan(cfg).helm["values"], "helm runs with the plan's values again"
+    assert json.loads(got.stdout) == plan(cfg).helm.values, "helm runs with the plan's values again"
     assert kube.playbook("install", cfg, record_helm=True).ok().helm == [], "and the next run leaves it alone"
 
 

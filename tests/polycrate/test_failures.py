@@ -61,7 +61,7 @@ def test_unreachable_api_server_is_named(tmp_path: Path, action: str, flags: tup
     end = " ".join(" ".join(run.lines[-LAST:]).split())  # the YAML result format folds long messages
     assert "Cannot talk to the Kubernetes API server at https://127.0.0.1:" in end, run.output
     assert "connection refused" in end, run.output
-    assert "__envoy_apply_plan" not in run.output, "the plan is never printed"
+    assert "envoy_config_plan" not in run.output, "the plan is never printed"
 
 
 def test_no_kubeconfig_names_where_the_block_looked(tmp_path: Path) -> None:

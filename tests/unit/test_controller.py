@@ -41,7 +41,7 @@ CASES: list[tuple[str, dict[str, Any], str, Any]] = [
 
 @pytest.mark.parametrize(("config", "path", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_helm_release(config: dict[str, Any], path: str, expected: Any) -> None:
-    assert at(plan(config).helm, path) == expected
+    assert at(plan(config).to_dict()["helm"], path) == expected
 
 
 def test_credentials_only_with_include_secrets() -> None:

@@ -29,8 +29,8 @@ def test_helm_task_takes_every_setting_from_the_plan() -> None:
         # Item syntax everywhere: `.values` would resolve to the dict's method, not the key (found by the
         # cluster tests: helm failed with "Type 'method' is unsupported").
         assert args[param] in (
-            f"{{{{ __envoy_apply_plan.helm.{key} }}}}",
-            f"{{{{ __envoy_apply_plan.helm['{key}'] }}}}",
+            f"{{{{ envoy_config_plan.helm.{key} }}}}",
+            f"{{{{ envoy_config_plan.helm['{key}'] }}}}",
         ), param
     assert ".values }}" not in str(args["release_values"])
     assert args["wait"] is False, "the rollout wait is a task of its own, with the block's timeout"

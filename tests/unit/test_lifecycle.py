@@ -9,10 +9,15 @@ ownership-label test in lifecycle.leftovers turns test_only_owned_objects_are_ca
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
+
+import pytest
+import yaml
 
 from envoy_block import lifecycle
 from envoy_block.plan import DIGEST_ANNOTATION
+from tests.conftest import ROOT
 from tests.support.helpers import plan, with_gateway
 
 OWN = {
@@ -151,25 +156,34 @@ def test_uninstall_waits_on_the_labels_envoy_gateway_stamps() -> None:
     assert lifecycle.proxy_queries([]) == []
 
 
-def test_every_renderable_kind_is_owned() -> None:
-    """Prune and uninstall list only lifecycle.OWNED_KINDS: a kind the plan renders but that list lacks would
-    never be pruned or removed. Mutation check (done once): dropping ValidatingAdmissionPolicyBinding from
-    OWNED_KINDS turned this test red."""
+EXAMPLES = sorted((ROOT / "examples").glob("*/config.yml"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.parent.name for p in EXAMPLES])
+def test_every_kind_an_example_renders_is_owned(path: Path) -> None:
+    """Prune and uninstall list only lifecycle.OWNED_KINDS, which is read from the steps of
+    builder.EVERY_KIND_CONFIGS: a kind an example renders that those configs miss would never be pruned or
+    removed. Mutation check (done once): dropping the calico provider from EVERY_KIND_CONFIGS turned the
+    calico example red."""
     owned = {(api, kind) for api, kind, _ in lifecycle.OWNED_KINDS}
-    for provider in ("kubernetes", "cilium", "calico"):
-        cfg = with_gateway(
-            {
-                "client_traffic": {"enabled": True},
-                "backend_traffic": {"enabled": True},
-                "metrics": {"vmpodscrape": {"enabled": True}},
-                "waf": {"enabled": True, "default_policy": {"enabled": True}, "enforce": True},
-                "network_policy": {"provider": provider, "api_server_cidrs": ["10.96.0.1/32"]},
-            }
-        )
-        for step in plan(cfg).steps:
-            if step.kind == "Namespace":
-                continue  # created (and removed) only on request, by name, never by prune
-            assert (step.obj["apiVersion"], step.kind) in owned, (provider, step.kind)
+    cfg = yaml.safe_load(path.read_text(encoding="utf-8"))["config"]
+    for step in plan(cfg).steps:
+        if step.kind == "Namespace":
+            continue  # created (and removed) only on request, by name, never by prune
+        assert (step.obj["apiVersion"], step.kind) in owned, step.kind
+
+
+def test_owned_kinds_keep_their_phases() -> None:
+    """Each kind is deleted in its phase (the earliest, for a kind two phases build): Gateways first, network
+    policies last; uninstall's order rests on it."""
+    phases = {kind: phase.label for _, kind, phase in lifecycle.OWNED_KINDS}
+    assert phases["Gateway"] == "gateway"
+    assert phases["ConfigMap"] == "waf", "the WAF's ConfigMap and the dashboards': the earlier delete phase"
+    assert phases["ValidatingAdmissionPolicy"] == "policy"
+    assert {phases[k] for k in ("CiliumClusterwideNetworkPolicy", "GlobalNetworkPolicy", "NetworkPolicy")} == {
+        "network"
+    }
+    assert [r[2].delete_rank for r in lifecycle.OWNED_KINDS] == sorted(r[2].delete_rank for r in lifecycle.OWNED_KINDS)
 
 
 def test_install_reads_the_namespace_without_the_ownership_selector() -> None:

@@ -7,9 +7,9 @@ from tests.support.helpers import find, kinds, plan
 
 def test_created_by_default() -> None:
     assert find({}, "Namespace")["metadata"]["name"] == "envoy-gateway-system"
-    assert plan({}).namespace == {"name": "envoy-gateway-system", "create": True}
+    assert plan({}).to_dict()["namespace"] == {"name": "envoy-gateway-system", "create": True}
 
 
 def test_not_owned_when_create_namespace_false() -> None:
     assert "Namespace" not in kinds({"create_namespace": False})
-    assert plan({"create_namespace": False}).namespace["create"] is False
+    assert plan({"create_namespace": False}).namespace.create is False

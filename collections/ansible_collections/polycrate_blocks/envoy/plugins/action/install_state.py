@@ -1,54 +1,46 @@
-"""Decide from install's one read of the cluster what the run must do, or stop it cleanly, once."""
+"""Read what install needs once, decide with lifecycle.decide_install, and return the decision (or stop
+cleanly, once, nothing changed). The role only carries it out."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from ansible.plugins.action import ActionBase
+from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_action import PlanAction, read_cluster
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import crds, lifecycle
 
 
-class ActionModule(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _VALID_ARGS = frozenset({"read", "plan", "kubeconfig"})
+class ActionModule(PlanAction):
+    # The connection options arrive from module_defaults (group/polycrate_blocks.envoy.k8s).
+    _VALID_ARGS = frozenset({"plan", *AUTH_ARG_SPEC})
 
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result: dict[str, Any] = super().run(tmp, task_vars)
-        # Plain data for the pure core: Ansible hands over tagged str/dict subclasses.
-        args = json.loads(json.dumps({k: self._task.args.get(k) for k in self._VALID_ARGS}))
-        read, plan = args["read"] or {}, args["plan"]
-        if "results" not in read:
-            answer = " ".join(str(read.get("msg") or "no answer").split())[:400]
-            return {
-                **result,
-                "failed": True,
-                "msg": f"Cannot talk to the Kubernetes API server with kubeconfig {args['kubeconfig']}: {answer}. "
-                "Check that the cluster is up and that the kubeconfig (block.kubeconfig.path, or KUBECONFIG) "
-                "points at it with valid credentials. Nothing was changed.",
-            }
+    def act(self, plan: dict[str, Any]) -> dict[str, Any]:
+        connection = {k: v for k, v in self._task.args.items() if k in AUTH_ARG_SPEC}
+        # Metadata only unless a query says otherwise: the CRDs are megabytes of schema.
+        module_args = {**connection, "queries": lifecycle.install_lookups(plan), "metadata_only": True}
+        read = read_cluster(self, module_args, self.task_vars)
+        if read.get("failed"):
+            return read
         settings = plan["crds"]
         try:
             digest = crds.source_digest(settings)
         except OSError as exc:
-            return {**result, "failed": True, "msg": f"Cannot read the CRD source {exc.filename}: {exc.strerror}."}
-        live = [obj for r in read["results"] if r["item"]["purpose"] == "crds" for obj in r["resources"]]
+            return {"failed": True, "msg": f"Cannot read the CRD source {exc.filename}: {exc.strerror}."}
+        observed = lifecycle.InstallObserved.from_results(read["results"])
         current = crds.source_current(
-            live,
+            list(observed.crds),
             digest,
             settings["gateway_api"]["install"],
             settings["gateway_api"]["channel"],
             str(settings["envoy_gateway"]["version"]),
         )
-        state = lifecycle.install_state(read["results"], plan, current)
-        if state["problems"]:
+        decision = lifecycle.decide_install(plan, observed, current)
+        if decision.problems:
             return {
-                **result,
                 "failed": True,
-                "msg": f"install cannot start: {len(state['problems'])} problem(s), under `problems`. "
+                "msg": f"install cannot start: {len(decision.problems)} problem(s), under `problems`. "
                 "Nothing was changed.",
-                "problems": "".join(f"{problem}\n" for problem in state["problems"]),
+                "problems": "".join(f"{problem}\n" for problem in decision.problems),
             }
         # crd_manifests stamps the CRDs it reads with this same digest.
-        return {**result, "changed": False, "crd_source": digest, **state}
+        return {"changed": False, "crd_source": digest, **decision.to_dict()}

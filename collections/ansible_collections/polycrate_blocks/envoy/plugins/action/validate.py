@@ -31,4 +31,9 @@ class ActionModule(BlockAction):
         unpublished = waf.unpublished_image(loaded.values)
         if unpublished is not None and self._task.args.get("apply"):
             return config_failure(config.ConfigError([unpublished]), "nothing was applied")
-        return {"changed": False, "warnings": [*loaded.warnings, *lowercased_key_warnings(block, self.workspace)]}
+        return {
+            "changed": False,
+            "warnings": [*loaded.warnings, *lowercased_key_warnings(block, self.workspace)],
+            # Built and serialised once per run: the roles after this one read it (no credentials in it).
+            "ansible_facts": {"envoy_config_plan": plan.to_dict()},
+        }

@@ -6,39 +6,22 @@ DOCUMENTATION = r"""
 module: install_state
 short_description: Decide what an install must do from its one read of the cluster
 description:
-  - Takes the result of the C(polycrate_blocks.envoy.k8s_list) run over the plan's C(install_lookups) and
-    the plan, and returns what the install must do, decided before anything is written; see RETURN.
-  - Fails once, cleanly, when the read failed (the API server is not reachable), when a kind the plan uses is
-    not served, or when the namespace is missing and may not be created; nothing has been changed then.
-  - Runs on the controller (an action plugin).
+  - Takes the plan the envoy_config role built (O(plan)), reads everything install needs in one
+    C(polycrate_blocks.envoy.k8s_list) run (the plan's C(install_lookups)) and returns what the install must
+    do, decided by the pure C(lifecycle.decide_install) before anything is written; see RETURN.
+  - Fails once, cleanly, when the API server cannot be reached, when a kind the plan uses is not served, or
+    when the namespace is missing and may not be created; nothing has been changed then.
 version_added: "0.10.0"
-options:
-  read:
-    description: The registered result of the C(polycrate_blocks.envoy.k8s_list) task (its C(results)).
-    type: dict
-    required: true
-  plan:
-    description: The plan (C(block | polycrate_blocks.envoy.plan)).
-    type: dict
-    required: true
-  kubeconfig:
-    description: The kubeconfig the read used, named in the message when the API server cannot be reached.
-    type: str
-    required: true
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
+extends_documentation_fragment:
+  - polycrate_blocks.envoy.decision
+  - kubernetes.core.k8s_auth_options
 author: envoy block maintainers
 """
 
 EXAMPLES = r"""
 - name: Decide what this run must do
   polycrate_blocks.envoy.install_state:
-    read: "{{ __read }}"
-    plan: "{{ __plan }}"
-    kubeconfig: "{{ block.kubeconfig.path | default('~/.kube/config') }}"
+    plan: "{{ envoy_config_plan }}"
   register: __found
 """
 

@@ -61,14 +61,20 @@ author: envoy block maintainers
 """
 
 EXAMPLES = r"""
-- name: List the objects this block instance owns
+- name: List the block's Gateways and GatewayClasses
   polycrate_blocks.envoy.k8s_list:
-    queries: "{{ plan | polycrate_blocks.envoy.owned_kinds }}"
+    queries:
+      - {api_version: gateway.networking.k8s.io/v1, kind: Gateway}
+      - {api_version: gateway.networking.k8s.io/v1, kind: GatewayClass}
     label_selectors: ["app.kubernetes.io/instance=envoy"]
   register: owned
 """
 
 RETURN = r"""
+count:
+  description: How many objects the queries found together (a wait for absence reads it).
+  returned: success
+  type: int
 results:
   description: One entry per query, in query order.
   returned: always
@@ -241,7 +247,8 @@ def main() -> None:
         failure = _error_text(exc)
     if failure:
         module.fail_json(msg=failure, api_error=True, server=server, results=results)
-    module.exit_json(changed=False, results=results)
+    # How many objects all queries found together: what a wait for absence (`until: x.count == 0`) reads.
+    module.exit_json(changed=False, results=results, count=sum(len(r["resources"]) for r in results))
 
 
 if __name__ == "__main__":

@@ -14,11 +14,8 @@ description:
     C(KUBECONFIG) or the in-cluster config) and C(envoy_config_kubeconfig_source) (for messages).
   - Runs on the controller (an action plugin).
 version_added: "0.11.0"
-options:
-  block:
-    description: Polycrate's C(block) variable (C(kubeconfig.path), C(artifacts.path)).
-    type: dict
-    required: true
+extends_documentation_fragment:
+  - polycrate_blocks.envoy.block
 attributes:
   check_mode:
     support: full

@@ -15,13 +15,11 @@ description:
   - Credentials under C(chart.auth) are never written.
 version_added: "0.5.0"
 options:
-  block:
-    description: Polycrate's C(block) variable (C(name), C(version), C(config), C(artifacts.path)).
-    type: dict
-    required: true
   dest:
     description: Folder to render into; defaults to C(block.artifacts.path).
     type: path
+extends_documentation_fragment:
+  - polycrate_blocks.envoy.block
 attributes:
   check_mode:
     support: full

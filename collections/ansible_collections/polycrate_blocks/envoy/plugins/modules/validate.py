@@ -13,16 +13,14 @@ description:
   - Runs on the controller (an action plugin); values under C(chart.auth) are never echoed.
 version_added: "0.5.0"
 options:
-  block:
-    description: Polycrate's C(block) variable (C(name), C(version), C(config)).
-    type: dict
-    required: true
   apply:
     description:
       - The config is about to be applied (install, plan). Then what renders but cannot run (an enabled WAF on
         the unpublished default image) fails here; otherwise it is a warning.
     type: bool
     default: false
+extends_documentation_fragment:
+  - polycrate_blocks.envoy.block
 attributes:
   check_mode:
     support: full
@@ -45,4 +43,10 @@ problems:
   sample: |
     config.image.controller.tag: 'v1.9.0 latest' is not valid; use an image tag such as v1.9.0
     config.service.loadbalancer_ip: needs service.type LoadBalancer (is ClusterIP); remove loadbalancer_ip or ...
+ansible_facts:
+  description: >-
+    C(envoy_config_plan), the plan without credentials, built and serialised once for the run: the roles after
+    the config role (install, plan, uninstall, status) read it instead of building it again.
+  returned: success
+  type: dict
 """

@@ -3,13 +3,19 @@ Ansible shows once and cleanly (a result with `failed`, never an exception trace
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 from ansible.plugins.action import ActionBase
-from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import config, inputs, polycrate
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import (
+    cluster_access,
+    config,
+    inputs,
+    polycrate,
+)
 
 
 class BlockAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
@@ -18,12 +24,15 @@ class BlockAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no ty
     TRANSFERS_FILES = False
     _requires_connection = False
     _VALID_ARGS = frozenset({"block"})
-    # Polycrate's `workspace` snapshot variable, when the action runs under Polycrate (set by run()).
+    # Polycrate's `workspace` snapshot variable, when the action runs under Polycrate, and the task's
+    # variables (both set by run()).
     workspace: Any = None
+    task_vars: dict[str, Any] = {}  # noqa: RUF012  # replaced per run, never mutated
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result: dict[str, Any] = super().run(tmp, task_vars)
-        self.workspace = (task_vars or {}).get("workspace")
+        self.task_vars = task_vars or {}
+        self.workspace = self.task_vars.get("workspace")
         block = self._task.args.get("block")
         if not isinstance(block, Mapping):
             return {
@@ -39,6 +48,33 @@ class BlockAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no ty
         return result
 
     def act(self, block: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class PlanAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
+    """An action on the controller that takes the plan the config role built (`envoy_config_plan`, built and
+    serialised once per run) and decides from one read of the cluster; no module of its own, no connection."""
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    task_vars: dict[str, Any] = {}  # noqa: RUF012  # replaced per run, never mutated
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = super().run(tmp, task_vars)
+        self.task_vars = task_vars or {}
+        plan = self._task.args.get("plan")
+        if not isinstance(plan, Mapping) or "objects" not in plan:
+            return {
+                **result,
+                "failed": True,
+                "msg": f'{self._task.action}: pass the plan the envoy_config role built as `plan: "{{{{ '
+                f'envoy_config_plan }}}}"` (got {type(plan).__name__})',
+            }
+        # Plain data for the pure core: Ansible hands over tagged str/dict subclasses.
+        result.update(self.act(json.loads(json.dumps(dict(plan)))))
+        return result
+
+    def act(self, plan: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
 
 
@@ -67,3 +103,20 @@ def lowercased_key_warnings(block: Mapping[str, Any], workspace: Any) -> list[st
     except (OSError, yaml.YAMLError):
         return []  # unreadable: Polycrate itself reports a broken workspace
     return polycrate.lowercased_keys(doc, str(block.get("name") or "")) if isinstance(doc, dict) else []
+
+
+def read_cluster(action: ActionBase, module_args: Mapping[str, Any], task_vars: Mapping[str, Any]) -> dict[str, Any]:
+    """Run the k8s_list module; when the API server cannot be reached, one message naming the cause, the
+    server and the kubeconfig (`envoy_config_kubeconfig_source`, as the config role found it)."""
+    answer: dict[str, Any] = action._execute_module(
+        module_name="polycrate_blocks.envoy.k8s_list", module_args=dict(module_args), task_vars=dict(task_vars)
+    )
+    if answer.get("failed") and answer.get("api_error"):
+        source = task_vars.get("envoy_config_kubeconfig_source") or str(
+            module_args.get("kubeconfig") or "KUBECONFIG or ~/.kube/config"
+        )
+        # Only the message: the module's own error (ansible-core 2.19 prints it as well) and its partial
+        # results would push the cause away from the end of the output.
+        message = cluster_access.unreachable_message(str(answer.get("msg")), str(answer.get("server") or ""), source)
+        return {"failed": True, "changed": False, "msg": message}
+    return answer

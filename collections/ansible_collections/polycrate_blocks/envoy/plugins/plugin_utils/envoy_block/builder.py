@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import GATEWAY_API_VERSION, labels, limits
+from . import crds, labels, limits
 from .components import (
     controller,
     gateway,
@@ -18,7 +18,7 @@ from .components import (
     waf,
 )
 from .config import Config, ConfigError, load
-from .plan import Plan, Step
+from .plan import Phase, Plan, Step, Waits
 
 COMPONENTS = (namespace, network_policies, proxies, gatewayclasses, waf, gateway, traffic_policies, monitoring)
 # The config section each component builds from, for a message when building fails unexpectedly.
@@ -69,36 +69,48 @@ def _plan(config: Config, steps: list[Step]) -> Plan:
     return Plan(
         steps=tuple(steps),
         helm=controller.release(config),
-        crds={
-            "gateway_api": {
-                "install": config.get("gateway_api_crds.install"),
-                "channel": config.get("gateway_api_crds.channel"),
-                "version": GATEWAY_API_VERSION,
-            },
-            "envoy_gateway": {"version": config.get("chart.version")},
-            "directory": config.get("crds.directory"),
-            "chart_url": config.get("crds.chart_url"),
-            "chart_values": {
-                "crds": {
-                    "gatewayAPI": {
-                        "enabled": config.get("gateway_api_crds.install"),
-                        "channel": config.get("gateway_api_crds.channel"),
-                    },
-                    "envoyGateway": {"enabled": True},
-                }
-            },
-            "remove_on_uninstall": config.get("uninstall.remove_crds"),
-        },
-        namespace={"name": config.get("namespace"), "create": config.get("create_namespace")},
-        controller={
-            "install": config.get("controller.install"),
-            "deployment": "envoy-gateway",
-            "allow_downgrade": config.get("chart.allow_downgrade"),
-        },
-        wait={"enabled": config.get("wait.enabled"), "timeout": config.get("wait.timeout")},
+        crds=crds.settings(config),
+        namespace=namespace.settings(config),
+        controller=controller.settings(config),
+        wait=Waits(enabled=bool(config.get("wait.enabled")), timeout=int(config.get("wait.timeout"))),
         ownership_labels=labels.ownership_selector(config),
         warnings=config.warnings,
     )
+
+
+# Configs that switch on every kind the components can render, for each network-policy provider and both
+# places the proxies run (their namespace decides namespaced or cluster-wide policy kinds). What the block can
+# own is read from the steps these build (renderable_kinds), so no list repeats the components' kinds and
+# phases; tests/unit/test_lifecycle.py checks that each example's and test config's kinds are among them.
+EVERY_KIND_CONFIGS = tuple(
+    {
+        "default_gateway": {"enabled": True},
+        "client_traffic": {"enabled": True},
+        "backend_traffic": {"enabled": True},
+        "metrics": {"vmpodscrape": {"enabled": True}, "rules": {"enabled": True}},
+        "waf": {"enabled": True, "default_policy": {"enabled": True}, "enforce": True},
+        "network_policy": {"provider": provider, "api_server_cidrs": ["10.96.0.1/32"]},
+        **deploy,
+    }
+    for provider in ("kubernetes", "cilium", "calico")
+    for deploy in (
+        {},
+        {"deploy_type": "GatewayNamespace", "gatewayclass": {"shared": {"merge_gateways": False}}},
+    )
+)
+
+
+def renderable_kinds() -> dict[tuple[str, str], Phase]:
+    """(apiVersion, kind) -> phase of every object the components can render, from the steps they build for
+    EVERY_KIND_CONFIGS. A kind built in more than one phase (ConfigMaps: the WAF's, the dashboards) takes the
+    one deleted first, so uninstall removes it no later than any of its objects."""
+    kinds: dict[tuple[str, str], Phase] = {}
+    for cfg in EVERY_KIND_CONFIGS:
+        for step in plan_from_block({"name": "envoy", "version": "0.0.0", "config": cfg}).steps:
+            key = (str(step.obj["apiVersion"]), step.kind)
+            if key not in kinds or step.phase.delete_rank < kinds[key].delete_rank:
+                kinds[key] = step.phase
+    return kinds
 
 
 def plan_from_block(block: Mapping[str, Any]) -> Plan:

@@ -14,13 +14,70 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from . import GATEWAY_API_VERSION
+from .model import Config
 from .plan import DIGEST_ANNOTATION, with_digest
 from .release import semver
+
+
+@dataclass(frozen=True)
+class GatewayApiCrds:
+    """gateway_api_crds.*: whether the block installs Gateway API's CRDs, which channel, which release."""
+
+    install: bool
+    channel: str
+    version: str
+
+
+@dataclass(frozen=True)
+class EnvoyGatewayCrds:
+    version: str  # chart.version: Envoy Gateway's CRDs come with the release the block installs
+
+
+@dataclass(frozen=True)
+class CrdSettings:
+    """plan.crds: where the CRDs come from (crds.directory, else gateway-crds-helm at crds.chart_url, with
+    chart_values), which ones (gateway_api, envoy_gateway), and whether uninstall removes them
+    (uninstall.remove_crds)."""
+
+    gateway_api: GatewayApiCrds
+    envoy_gateway: EnvoyGatewayCrds
+    directory: str
+    chart_url: str
+    remove_on_uninstall: bool
+
+    @property
+    def chart_values(self) -> dict[str, Any]:
+        """gateway-crds-helm's values: the Gateway API CRDs of the channel (or none), Envoy Gateway's always."""
+        gateway_api = {"enabled": self.gateway_api.install, "channel": self.gateway_api.channel}
+        return {"crds": {"gatewayAPI": gateway_api, "envoyGateway": {"enabled": True}}}
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        remove = out.pop("remove_on_uninstall")
+        # The order plan.yaml shows: the source's settings, its values, then what uninstall does.
+        return {**out, "chart_values": self.chart_values, "remove_on_uninstall": remove}
+
+
+def settings(config: Config) -> CrdSettings:
+    return CrdSettings(
+        gateway_api=GatewayApiCrds(
+            install=bool(config.get("gateway_api_crds.install")),
+            channel=str(config.get("gateway_api_crds.channel")),
+            version=GATEWAY_API_VERSION,
+        ),
+        envoy_gateway=EnvoyGatewayCrds(version=str(config.get("chart.version"))),
+        directory=str(config.get("crds.directory")),
+        chart_url=str(config.get("crds.chart_url")),
+        remove_on_uninstall=bool(config.get("uninstall.remove_crds")),
+    )
+
 
 GATEWAY_API_STANDARD = tuple(
     f"{plural}.gateway.networking.k8s.io"

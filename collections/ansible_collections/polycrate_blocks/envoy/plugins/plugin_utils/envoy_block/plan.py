@@ -6,9 +6,14 @@ import copy
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the owners of the plan's parts import this module for Phase and Step
+    from .components.controller import ControllerSettings, HelmRelease
+    from .components.namespace import NamespaceSettings
+    from .crds import CrdSettings
 
 # What the block last applied, as the sha256 of the manifest (canonical JSON, without this annotation):
 # install compares it with the plan's to tell a manifest it already applied from a changed one.
@@ -64,6 +69,15 @@ class Phase(Enum):
 
 
 @dataclass(frozen=True)
+class Waits:
+    """plan.wait (wait.*): whether install waits for what it applied (rollouts, Accepted, Programmed) and
+    uninstall for what it deleted, and how long each wait may take, in seconds."""
+
+    enabled: bool
+    timeout: int
+
+
+@dataclass(frozen=True)
 class Step:
     """One Kubernetes object of the plan, with what install waits for after applying it."""
 
@@ -91,12 +105,16 @@ class Step:
 
 @dataclass(frozen=True)
 class Plan:
+    """The objects in order, and what each action needs besides them, each part typed by its owner:
+    `helm` and `controller` (components/controller.py), `crds` (crds.py), `namespace`
+    (components/namespace.py), `wait` (Waits, here)."""
+
     steps: tuple[Step, ...]
-    helm: dict[str, Any]
-    crds: dict[str, Any]
-    namespace: dict[str, Any]
-    controller: dict[str, Any]
-    wait: dict[str, Any]
+    helm: HelmRelease
+    crds: CrdSettings
+    namespace: NamespaceSettings
+    controller: ControllerSettings
+    wait: Waits
     ownership_labels: dict[str, str]
     warnings: tuple[str, ...]
 
@@ -113,10 +131,6 @@ class Plan:
 
     def to_dict(self, include_secrets: bool = False) -> dict[str, Any]:
         """The plan as plain data for Ansible. Credentials only with include_secrets (install's helm step)."""
-        helm = dict(self.helm)
-        helm["auth_configured"] = "auth" in self.helm
-        if not include_secrets:
-            helm.pop("auth", None)
         return {
             "objects": [
                 {
@@ -125,7 +139,7 @@ class Plan:
                     "apply_rank": s.phase.apply_rank,
                     "delete_rank": s.phase.delete_rank,
                     "wait_condition": s.wait_condition,
-                    "rollout": s.rollout and bool(self.wait.get("enabled")),
+                    "rollout": s.rollout and self.wait.enabled,
                     "file": self.file_name(s),
                     "kind": s.kind,
                     "name": s.name,
@@ -137,11 +151,11 @@ class Plan:
                 for s in self.ordered()
             ],
             "delete_order": [self.file_name(s) for s in self.delete_ordered()],
-            "helm": helm,
-            "crds": self.crds,
-            "namespace": self.namespace,
-            "controller": self.controller,
-            "wait": self.wait,
+            "helm": self.helm.to_dict(include_secrets),
+            "crds": self.crds.to_dict(),
+            "namespace": asdict(self.namespace),
+            "controller": asdict(self.controller),
+            "wait": asdict(self.wait),
             "ownership_labels": self.ownership_labels,
             "ownership_selector": [f"{k}={v}" for k, v in sorted(self.ownership_labels.items())],
             "warnings": list(self.warnings),

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import images, labels
 from ..model import Checked, Config, Problem
 
 RELEASE_NAME = "envoy-gateway"
+# The controller's Deployment, as gateway-helm names it.
+DEPLOYMENT = "envoy-gateway"
 
 
 def values(config: Config) -> dict[str, Any]:
@@ -38,22 +41,66 @@ def values(config: Config) -> dict[str, Any]:
     }
 
 
-def release(config: Config) -> dict[str, Any]:
-    """What install hands to kubernetes.core.helm. `auth` is stripped before anything is written."""
+@dataclass(frozen=True)
+class HelmRelease:
+    """What install hands to kubernetes.core.helm (plan.helm). `auth` leaves the plan only with credentials
+    asked for (install's registry login, under no_log)."""
+
+    name: str
+    namespace: str
+    chart_ref: str
+    chart_version: str
+    # helm registry login takes the host alone (oci://docker.io/envoyproxy/gateway-helm -> docker.io).
+    registry_host: str
+    skip_crds: bool
+    values: dict[str, Any]
+    auth: dict[str, str] | None = field(default=None, repr=False)
+
+    def to_dict(self, include_secrets: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "namespace": self.namespace,
+            "chart_ref": self.chart_ref,
+            "chart_version": self.chart_version,
+            "registry_host": self.registry_host,
+            "skip_crds": self.skip_crds,
+            "values": self.values,
+            **({"auth": dict(self.auth)} if include_secrets and self.auth is not None else {}),
+            "auth_configured": self.auth is not None,
+        }
+        return out
+
+
+@dataclass(frozen=True)
+class ControllerSettings:
+    """plan.controller: whether the block manages the controller (controller.install), the Deployment the
+    chart makes, and whether install may move it to an older chart.version (chart.allow_downgrade)."""
+
+    install: bool
+    deployment: str
+    allow_downgrade: bool
+
+
+def release(config: Config) -> HelmRelease:
     auth = config.get("chart.auth")
-    release_spec: dict[str, Any] = {
-        "name": RELEASE_NAME,
-        "namespace": config.get("namespace"),
-        "chart_ref": config.get("chart.repo.url"),
-        "chart_version": config.get("chart.version"),
-        # helm registry login takes the host alone (oci://docker.io/envoyproxy/gateway-helm -> docker.io).
-        "registry_host": str(config.get("chart.repo.url")).removeprefix("oci://").split("/", 1)[0],
-        "skip_crds": True,
-        "values": values(config),
-    }
-    if auth["username"]:
-        release_spec["auth"] = {"username": auth["username"], "password": auth["password"]}
-    return release_spec
+    return HelmRelease(
+        name=RELEASE_NAME,
+        namespace=config.get("namespace"),
+        chart_ref=config.get("chart.repo.url"),
+        chart_version=config.get("chart.version"),
+        registry_host=str(config.get("chart.repo.url")).removeprefix("oci://").split("/", 1)[0],
+        skip_crds=True,
+        values=values(config),
+        auth={"username": auth["username"], "password": auth["password"]} if auth["username"] else None,
+    )
+
+
+def settings(config: Config) -> ControllerSettings:
+    return ControllerSettings(
+        install=bool(config.get("controller.install")),
+        deployment=DEPLOYMENT,
+        allow_downgrade=bool(config.get("chart.allow_downgrade")),
+    )
 
 
 def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:

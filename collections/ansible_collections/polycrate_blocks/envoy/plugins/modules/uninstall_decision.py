@@ -1,0 +1,71 @@
+"""Documentation only: polycrate_blocks.envoy.uninstall_decision runs as an action plugin on the controller."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: uninstall_decision
+short_description: Decide what uninstall removes, and in what order, from one read of the cluster
+description:
+  - Takes the plan the envoy_config role built (O(plan)), reads in one C(polycrate_blocks.envoy.k8s_list) run
+    what this block instance owns, every Gateway, the controller's Deployment and the namespace, and returns
+    what uninstall removes in order (see RETURN), decided by the pure C(lifecycle.decide_uninstall).
+  - Fails once, cleanly, nothing removed, while a Gateway of another owner uses one of the block's
+    GatewayClasses, or while waits are on, the block manages the controller and it has no ready pod (only a
+    running controller removes a Gateway's proxies). A controller pod on its way is waited for, up to
+    C(wait.timeout).
+version_added: "0.13.0"
+options:
+  poll_delay:
+    description: Seconds between two reads of the controller while a pod of it is on its way.
+    type: int
+    default: 2
+extends_documentation_fragment:
+  - polycrate_blocks.envoy.decision
+  - kubernetes.core.k8s_auth_options
+author: envoy block maintainers
+"""
+
+EXAMPLES = r"""
+- name: Decide what uninstall removes
+  polycrate_blocks.envoy.uninstall_decision:
+    plan: "{{ envoy_config_plan }}"
+  register: __removal
+"""
+
+RETURN = r"""
+gateways:
+  description: The block's Gateways, deleted first while the controller runs (C(kubernetes.core.k8s) definitions).
+  returned: success
+  type: list
+proxy_services:
+  description: >-
+    C(polycrate_blocks.envoy.k8s_list) queries for the proxy Services the controller must remove once the
+    Gateways are gone; empty when waits are off.
+  returned: success
+  type: list
+proxies:
+  description: >-
+    C(polycrate_blocks.envoy.k8s_list) queries for every proxy object (removed when the controller left them).
+  returned: success
+  type: list
+others:
+  description: The other owned objects in the plan's delete order (C(kubernetes.core.k8s) definitions).
+  returned: success
+  type: list
+uninstall_helm:
+  description: Whether the block's gateway-helm release is uninstalled.
+  returned: success
+  type: bool
+remove_crds:
+  description: Whether the CRDs go too (C(uninstall.remove_crds)).
+  returned: success
+  type: bool
+delete_namespace:
+  description: Whether the namespace is removed (only one that carries the ownership labels, so the block created it).
+  returned: success
+  type: bool
+poll_retries:
+  description: How many polls of O(poll_delay) seconds fill C(wait.timeout).
+  returned: success
+  type: int
+"""

@@ -1,0 +1,84 @@
+"""The cluster decisions, split by job: what the block owns (ownership), what install does (install), what
+uninstall must know (uninstall), what status reports (status), and what install waits for (waits). Each is
+pure: plain data in (the plan, what the cluster reported), plain data out."""
+
+from __future__ import annotations
+
+from .install import (
+    STATUS_READ_KINDS,
+    InstallDecision,
+    InstallObserved,
+    decide_install,
+    install_lookups,
+    install_state,
+    unchanged,
+)
+from .ownership import OWNED_KINDS, THIRD_PARTY, leftovers, owned_kinds, owns, ref, third_party_kinds
+from .status import (
+    MONITORING_KINDS,
+    PROXY_SELECTOR,
+    STATUS_KINDS,
+    StatusReport,
+    is_proxy,
+    proxies_query,
+    proxy_rows,
+    rolled_out,
+    rollout_lines,
+    status,
+    status_lookups,
+    status_queries,
+    status_rows,
+    status_table,
+)
+from .uninstall import (
+    EG_LABEL,
+    PROXY_KINDS,
+    UninstallDecision,
+    UninstallObserved,
+    decide_uninstall,
+    proxy_queries,
+    tenant_gateways,
+    uninstall_lookups,
+)
+from .waits import gateway_line, wait_queries
+
+__all__ = [
+    "EG_LABEL",
+    "MONITORING_KINDS",
+    "OWNED_KINDS",
+    "PROXY_KINDS",
+    "PROXY_SELECTOR",
+    "STATUS_KINDS",
+    "STATUS_READ_KINDS",
+    "THIRD_PARTY",
+    "InstallDecision",
+    "InstallObserved",
+    "StatusReport",
+    "UninstallDecision",
+    "UninstallObserved",
+    "decide_install",
+    "decide_uninstall",
+    "gateway_line",
+    "install_lookups",
+    "install_state",
+    "is_proxy",
+    "leftovers",
+    "owned_kinds",
+    "owns",
+    "proxies_query",
+    "proxy_queries",
+    "proxy_rows",
+    "ref",
+    "rolled_out",
+    "rollout_lines",
+    "status",
+    "status_lookups",
+    "status_queries",
+    "status_rows",
+    "status_table",
+    "tenant_gateways",
+    "third_party_kinds",
+    "unchanged",
+    "uninstall_lookups",
+    "wait_queries",
+]
