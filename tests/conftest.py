@@ -28,6 +28,7 @@ GO_BACKED = (
     "tests/unit/test_waf_component.py::test_crs_settings_reach_the_service",
     "tests/unit/test_waf_component.py::test_response_inspection_reaches_the_service",
     "tests/unit/test_waf_component.py::test_workers_reach_the_service",
+    "tests/unit/test_waf_component.py::test_hostile_body_bounds_reach_the_service",
     "tests/test_render_playbook.py::test_render_asks_the_waf_compiler_and_removes_stale",
 )
 
