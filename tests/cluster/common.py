@@ -110,42 +110,9 @@ def echo_backend(kube: Kube, namespace: str, name: str = "echo") -> None:
     """A tenant's backend as a pod (tools/go/echo: answers every request with a JSON echo naming its pod and the
     peer that connected, HTTP on 8080, TLS on 8443) behind a Service `name` (http 80 -> 8080, tls 443 -> 8443),
     Ready before this returns."""
-    labels = {"app": name}
-    container = {
-        "name": "echo",
-        "image": ECHO_REF,
-        "imagePullPolicy": "IfNotPresent",
-        "ports": [{"containerPort": 8080, "name": "http"}, {"containerPort": 8443, "name": "tls"}],
-        "readinessProbe": {"httpGet": {"path": "/healthz", "port": "http"}, "periodSeconds": 1},
-        "securityContext": RESTRICTED,
-        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "64Mi"}},
-    }
-    kube.apply(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": labels},
-                "template": {"metadata": {"labels": labels}, "spec": {"containers": [container]}},
-            },
-        }
-    )
-    kube.apply(
-        {
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {
-                "selector": labels,
-                "ports": [
-                    {"name": "http", "port": 80, "targetPort": "http"},
-                    {"name": "tls", "port": 443, "targetPort": "tls"},
-                ],
-            },
-        }
-    )
+    from tests.cluster.realpods import backend  # realpods builds on this module's neighbours: import late
+
+    backend(kube, namespace, name)
     kube.wait(lambda: deployment_ready(kube.api, namespace, name), 120, f"backend {namespace}/{name} Ready")
 
 

@@ -8,18 +8,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from tests.cluster import common
 from tests.cluster.conftest import Kube
 from tools.oci.images import ECHO_REF
 
 BLOCK_NS = "envoy-gateway-system"
 DEFAULT_GATEWAY = "eg-shared"
-RESTRICTED = {
-    "runAsNonRoot": True,
-    "readOnlyRootFilesystem": True,
-    "allowPrivilegeEscalation": False,
-    "capabilities": {"drop": ["ALL"]},
-    "seccompProfile": {"type": "RuntimeDefault"},
-}
+RESTRICTED = common.RESTRICTED
 
 
 def echo_pod_spec(env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -108,14 +103,7 @@ def delete_namespaces(kube: Kube, *namespaces: str, timeout: float = 180) -> Non
 
 def gateway_address(kube: Kube) -> str:
     """The default Gateway's address as the controller reports it (the proxy Service's LoadBalancer address)."""
-
-    def address() -> str | None:
-        gateway = kube.get(f"/apis/gateway.networking.k8s.io/v1/namespaces/{BLOCK_NS}/gateways/{DEFAULT_GATEWAY}")
-        found = [a["value"] for a in ((gateway or {}).get("status") or {}).get("addresses") or []]
-        return found[0] if found else None
-
-    found: str = kube.wait(address, 90, "the default Gateway's address")
-    return found
+    return common.gateway_address(kube, BLOCK_NS, DEFAULT_GATEWAY)
 
 
 def report(config: Any, text: str) -> None:
