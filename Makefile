@@ -200,11 +200,12 @@ unit: $(STAMP)
 ## unit-go: the unit tests that run a binary built from Go (envoy-waf, helm, egctl, polycrate)
 unit-go: $(STAMP) tools $(WAF_BINARY)
 	$(BIN)/pytest -n 2 -m go_binary $(UNIT_PATHS)
-	$(BIN)/pytest -n 2 tests/translator tests/polycrate tests/compat --ignore=tests/polycrate/test_container_mode.py
+	$(BIN)/pytest -n 2 tests/translator tests/polycrate --ignore=tests/polycrate/test_container_mode.py
 
-## unit-image: the pure core's unit tests again in Polycrate's image Python (.venv-image)
+## unit-image: the pure core's unit tests again in Polycrate's image Python (.venv-image), and both Pythons compared
 unit-image: $(STAMP) $(IMAGE_STAMP) tools $(WAF_BINARY)
 	$(IMAGE_BIN)/pytest -n 2 -q $(IMAGE_TESTS)
+	$(BIN)/pytest -n 2 tests/compat
 
 # Hostile configs, seeded (printed), bounded: about a minute (tools/fuzz.py). A find fails the run and prints
 # the config; keep it in tests/unit/fuzz_finds.jsonl. FUZZ_SEED=<n> reproduces a run. The seed is the commit's
