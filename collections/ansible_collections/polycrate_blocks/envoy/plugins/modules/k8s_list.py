@@ -152,7 +152,14 @@ def _metadata_list(svc: K8sService, query: dict[str, Any], selectors: list[str])
         params["field_selector"] = f"metadata.name={query['name']}"
     # Parsed here, not by the client's serializer: kubernetes 17 (Polycrate's image) iterates `items`, which the
     # API server sends as null for an empty PartialObjectMetadataList.
-    found = json.loads(svc.client.get(resource, serialize=False, **params).data)
+    try:
+        found = json.loads(svc.client.get(resource, serialize=False, **params).data)
+    except ApiException as exc:
+        # The kind was in the client's discovery cache (a file per API server address, kept between runs) but
+        # the server no longer serves it, e.g. an operator removed since: not served, as when discovery says so.
+        if exc.status != 404:
+            raise
+        return {"resources": [], "api_found": False}
     # PartialObjectMetadata items name their own kind, not the object's.
     api_version = query.get("api_version", "v1")
     items = found.get("items") or []
