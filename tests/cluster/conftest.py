@@ -263,5 +263,8 @@ def kube(cluster: Cluster, registry: Registry, tmp_path: Path) -> Iterator[Kube]
     if k.get(ns):
         # The test created the namespace itself, as an operator would (test_examples, for TLS Secrets): the
         # block rightly keeps a namespace it did not create, so remove it here or the next test sees it.
+        # Pods first: the namespace controller, finding pods still terminating, looks again only after their
+        # grace period, and Envoy Gateway gives proxies drainTimeout + 300 s; gone pods let it finish at once.
+        k.wait(lambda: not k.items(f"{ns}/pods"), 180, "the pods left in the namespace gone")
         k.delete({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "envoy-gateway-system"}})
         k.wait(lambda: k.get(ns) is None, 120, "leftover namespace deleted")

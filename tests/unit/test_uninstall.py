@@ -144,3 +144,18 @@ def test_the_lookups_tag_each_query_with_what_it_is_for() -> None:
     assert observed.namespace == {"kind": "Namespace"}
     assert observed.controller is None
     assert observed.owned == ()
+
+
+def test_the_namespaces_pods_are_awaited_before_it_goes() -> None:
+    """The namespace controller looks again only after a terminating pod's grace period (a proxy's is
+    drainTimeout + 300 s): uninstall waits for the namespace's pods first, and only for a namespace it deletes
+    (seen on the real node: the namespace outlived wait.timeout while a proxy pod was already gone)."""
+    ours = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS, "labels": {**OWN, "x": "y"}}}
+    half = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS, "labels": {"x": "y"}}}
+    ready = _controller(1)
+    decision = decide_uninstall(_plan(), _observed(controller=ready, namespace=ours))
+    assert decision.namespace_pods == ({"api_version": "v1", "kind": "Pod", "namespace": NS},)
+    assert decision.to_dict()["namespace_pods"] == [{"api_version": "v1", "kind": "Pod", "namespace": NS}]
+    assert decide_uninstall(_plan(), _observed(controller=ready, namespace=half)).namespace_pods == ()
+    no_wait = _plan({"wait": {"enabled": False}})
+    assert decide_uninstall(no_wait, _observed(controller=ready, namespace=ours)).namespace_pods == ()

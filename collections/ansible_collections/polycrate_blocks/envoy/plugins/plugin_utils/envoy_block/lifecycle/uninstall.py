@@ -132,6 +132,10 @@ class UninstallDecision:
     uninstall_helm: bool = False
     remove_crds: bool = False
     delete_namespace: bool = False
+    # k8s_list queries: the pods left in that namespace, waited for before it is deleted. The namespace
+    # controller, finding pods still terminating, looks again only after their grace period (Envoy Gateway
+    # gives a proxy drainTimeout + 300 s), long after they are gone; gone pods let it finish at once.
+    namespace_pods: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -144,6 +148,7 @@ class UninstallDecision:
             "uninstall_helm": self.uninstall_helm,
             "remove_crds": self.remove_crds,
             "delete_namespace": self.delete_namespace,
+            "namespace_pods": list(self.namespace_pods),
         }
 
 
@@ -193,6 +198,8 @@ def decide_uninstall(
                 "waiting. Nothing was removed.",
             )
         )
+    delete_namespace = owns(observed.namespace, labels)
+    namespace = plan["namespace"]["name"]
     return UninstallDecision(
         gateways=tuple(r["ref"] for r in gateways),
         proxy_services=tuple(proxy_queries(owned, services_only=True)) if wait else (),
@@ -200,5 +207,8 @@ def decide_uninstall(
         others=tuple(r["ref"] for r in owned if r["kind"] != "Gateway"),
         uninstall_helm=bool(plan["controller"]["install"]),
         remove_crds=bool(plan["crds"]["remove_on_uninstall"]),
-        delete_namespace=owns(observed.namespace, labels),
+        delete_namespace=delete_namespace,
+        namespace_pods=({"api_version": "v1", "kind": "Pod", "namespace": namespace},)
+        if delete_namespace and wait
+        else (),
     )
