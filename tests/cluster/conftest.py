@@ -173,6 +173,17 @@ class Kube:
     def delete(self, obj: dict[str, Any]) -> None:
         apiserver.delete(self.api, f"{resource_path(obj)}/{obj['metadata']['name']}")
 
+    def delete_namespace(self, name: str, timeout: float = 180) -> None:
+        """Delete a namespace nothing recreates pods in any more, and wait until it is gone. Its pods go first:
+        the namespace controller, finding pods still terminating, looks again only after their grace period
+        (Envoy Gateway gives a proxy drainTimeout + 300 s), long after they are gone."""
+        path = f"/api/v1/namespaces/{name}"
+        if self.get(path) is None:
+            return
+        self.wait(lambda: not self.items(f"{path}/pods"), timeout, f"the pods left in namespace {name} gone")
+        self.delete({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        self.wait(lambda: self.get(path) is None, timeout, f"namespace {name} deleted")
+
     def wait(self, check: Callable[[], Any], timeout: float, what: str) -> Any:
         try:
             return apiserver.wait(check, what, timeout)
@@ -263,8 +274,4 @@ def kube(cluster: Cluster, registry: Registry, tmp_path: Path) -> Iterator[Kube]
     if k.get(ns):
         # The test created the namespace itself, as an operator would (test_examples, for TLS Secrets): the
         # block rightly keeps a namespace it did not create, so remove it here or the next test sees it.
-        # Pods first: the namespace controller, finding pods still terminating, looks again only after their
-        # grace period, and Envoy Gateway gives proxies drainTimeout + 300 s; gone pods let it finish at once.
-        k.wait(lambda: not k.items(f"{ns}/pods"), 180, "the pods left in the namespace gone")
-        k.delete({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "envoy-gateway-system"}})
-        k.wait(lambda: k.get(ns) is None, 120, "leftover namespace deleted")
+        k.delete_namespace("envoy-gateway-system")

@@ -166,9 +166,8 @@ def test_uninstall_refuses_then_removes_in_order(kube: Kube) -> None:
     assert kube.get(f"/api/v1/namespaces/{NS}") is not None, "a namespace that existed before stays"
     again = kube.playbook("uninstall", cfg).ok()
     assert again.recap["changed"] == 0, again.output[-4000:]
-    kube.delete({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
-    kube.delete({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-b"}})
-    kube.wait(lambda: kube.get(f"/api/v1/namespaces/{NS}") is None, 120, "namespace deleted")
+    kube.delete_namespace("team-b")
+    kube.delete_namespace(NS)
 
 
 def test_remove_crds_removes_them(kube: Kube) -> None:
