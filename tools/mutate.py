@@ -177,8 +177,16 @@ MUTATIONS = (
         "uninstall-foreign-namespace",
         "uninstall removes the namespace only when it carries every ownership label (the block created it)",
         f"{PKG}/lifecycle/uninstall.py",
-        "delete_namespace=owns(observed.namespace, labels),",
-        "delete_namespace=observed.namespace is not None,",
+        "delete_namespace = owns(observed.namespace, labels)",
+        "delete_namespace = observed.namespace is not None",
+        ("tests/unit/test_uninstall.py",),
+    ),
+    Mutation(
+        "uninstall-namespace-pods-first",
+        "uninstall waits for the pods of a namespace it deletes (else the namespace outlives wait.timeout)",
+        f"{PKG}/lifecycle/uninstall.py",
+        "if delete_namespace and wait",
+        "if False",
         ("tests/unit/test_uninstall.py",),
     ),
     Mutation(
