@@ -17,6 +17,7 @@ from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block
     inputs,
     lifecycle,
 )
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block.components import controller
 
 DOCUMENTATION = r"""
 name: envoy
@@ -25,6 +26,8 @@ description:
   - C(plan) returns the ordered plan (objects with phase, apply and delete rank, wait condition, file name),
     the helm release without credentials, the CRD settings and the ownership labels.
   - C(helm_release) returns the helm release including chart credentials; use it only in tasks with C(no_log).
+  - C(chart_problem) takes the plan's helm release and the registered result of C(helm show chart) and
+    returns why install must stop ("" when chart.version is there).
   - C(gateway_address) formats a Gateway and its addresses for the summary; C(wait_queries)
     lists the plan's GatewayClasses and
     Gateways (and, with its second argument, the controller's Deployment), with their wait condition when
@@ -111,6 +114,16 @@ def gateway_address(gateway: Mapping[str, Any]) -> str:
     return lifecycle.gateway_line(json.loads(json.dumps(gateway)))
 
 
+def chart_problem(helm: Mapping[str, Any], shown: Mapping[str, Any]) -> str:
+    """Why install must stop, from the registered result of `helm show chart`, or "" (components/controller)."""
+    return controller.chart_problem(
+        json.loads(json.dumps(helm)),
+        int(shown.get("rc", 1)),
+        str(shown.get("stdout", "")),
+        str(shown.get("stderr", "")),
+    )
+
+
 def wait_queries(plan: Mapping[str, Any], wait: bool, controller: bool = False) -> list[dict[str, Any]]:
     return lifecycle.wait_queries(json.loads(json.dumps(plan)), bool(wait), bool(controller))
 
@@ -124,4 +137,5 @@ class FilterModule:
             "stale_crds": stale_crds,
             "gateway_address": gateway_address,
             "wait_queries": wait_queries,
+            "chart_problem": chart_problem,
         }

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
+
 from .. import images, labels
 from ..model import Checked, Config, Problem
 
@@ -109,3 +111,25 @@ def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
     if bool(auth["username"]) != bool(auth["password"]):
         return [Problem("config.chart.auth", "set both username and password, or neither")], []
     return [], []
+
+
+def chart_problem(helm: Mapping[str, Any], rc: int, stdout: str, stderr: str) -> str:
+    """Why install must stop before touching the release, from `helm show chart REF --version V` (its exit code
+    and output), or "" when chart.version is there. For an OCI or https repository helm fails when the version
+    is missing; a local chart ignores --version, so the version it reports is compared."""
+    version, ref = str(helm["chart_version"]), str(helm["chart_ref"])
+    if rc == 0:
+        try:
+            shown = yaml.safe_load(stdout)
+        except yaml.YAMLError:
+            shown = None
+        found = str((shown or {}).get("version", "")) if isinstance(shown, dict) else ""
+        if found.lstrip("v") == version.lstrip("v"):
+            return ""
+        why = f"the chart there is version {found or 'unknown'}"
+    else:
+        why = stderr.strip() or f"helm show chart exited with {rc}"
+    return (
+        f"chart.version {version} of chart.repo.url {ref} cannot be installed: {why}. "
+        "Set chart.version to a version the repository has. Nothing was changed."
+    )
