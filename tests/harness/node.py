@@ -70,6 +70,9 @@ def _sh(*argv: str, check: bool = True) -> None:
 def enter_namespaces(workdir: Path) -> None:
     """Move this (single-threaded) process into a new network and mount namespace and prepare them for a
     node. Every child the harness starts afterwards inherits both."""
+    # The machine's mount namespace stays reachable (tools/oci's dockerd starts there: ENVOY_HOST_MOUNT_NS_FD).
+    host_mounts = os.open("/proc/self/ns/mnt", os.O_RDONLY)
+    os.environ["ENVOY_HOST_MOUNT_NS_FD"] = str(host_mounts)
     if _libc.unshare(_CLONE_NEWNET | _CLONE_NEWNS) != 0:
         raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET|CLONE_NEWNS) (the real node needs root)")
     _sh("mount", "--make-rprivate", "/")

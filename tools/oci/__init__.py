@@ -484,11 +484,23 @@ def dockerd(store: Store, timeout: float = 60) -> Iterator[Dockerd]:
     log = store.path / "logs" / "dockerd.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     cmd = ["unshare", "--mount", "--propagation", "private", "dockerd", "--host", host, "--data-root", str(data)]
+    host_mounts = os.environ.get("ENVOY_HOST_MOUNT_NS_FD")
+    if host_mounts:
+        # Inside the real node's mount namespace (tests/harness/node.py), whose cgroup mounts are the kubelet's
+        # layout: runc under dockerd cannot start a container there ("can't get final child's PID from pipe").
+        # dockerd starts from the machine's mount namespace and keeps this network namespace (the node's).
+        cmd = ["nsenter", f"--mount=/proc/self/fd/{host_mounts}", "--", *cmd]
     cmd += ["--exec-root", str(run / "exec"), "--pidfile", str(run / "docker.pid"), "--cgroup-parent", parent]
     cmd += ["--bridge=none", "--iptables=false", "--ip6tables=false", "--ip-masq=false", "--ip-forward=false"]
     cmd += ["--storage-driver=overlay2"]
     with log.open("wb") as out:
-        process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            cmd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            pass_fds=(int(host_mounts),) if host_mounts else (),
+        )
     daemon = Dockerd(host, log)
     try:
         deadline = time.monotonic() + timeout
