@@ -13,8 +13,10 @@ image pull may have been attempted (every image is imported; pull policy IfNotPr
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,7 +54,9 @@ def enter_node_namespaces() -> None:
     if NODE_IMAGES:
         return
     NODE_IMAGES[:] = node_image_archives(True)
-    enter_namespaces(Path(tempfile.mkdtemp(prefix="envoy-node-ns-")))
+    workdir = Path(tempfile.mkdtemp(prefix="envoy-node-ns-"))
+    atexit.register(shutil.rmtree, workdir, ignore_errors=True)
+    enter_namespaces(workdir)
 
 
 BLOCK_POLY = yaml.safe_load((ROOT / "block.poly").read_text(encoding="utf-8"))

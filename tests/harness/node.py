@@ -21,6 +21,7 @@ import contextlib
 import ctypes
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -643,6 +644,9 @@ class Node:
             by_name["containerd"].stop()
         self.procs.clear()
         self._unmount()
+        # containerd's root holds every image twice (content and overlay snapshots: about 2 GiB). A run keeps
+        # its logs for reading afterwards, not that: CI ran out of disk with several runs' roots kept.
+        shutil.rmtree(self.state / "containerd", ignore_errors=True)
         left: list[str] = []
         deadline = time.monotonic() + 10
         while True:
