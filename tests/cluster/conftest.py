@@ -23,6 +23,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,48 @@ NODE_IMAGES: list[Path] = []
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if getattr(config.option, "numprocesses", None) and "PYTEST_XDIST_WORKER" not in os.environ:
+        # xdist's controller runs no test: it exports the archives once, before its workers start (they reuse
+        # them), and each worker enters a node of its own.
+        node_image_archives(True)
+        return
     enter_node_namespaces()
+
+
+# A test's own lines in the output (traffic verdicts, the policy matrix, failed-request counts): printed past
+# pytest's capture, or, under pytest-xdist, whose workers' output is not shown, sent to the controller, which
+# prints every worker's at the end.
+REPORTS_KEY = "envoy_reports"
+REPORTS: list[str] = []
+Show = Callable[[str], None]
+
+
+def report(config: pytest.Config, text: str) -> None:
+    """Print `text` in `make cluster-test`'s output (not only with -s), also from a fixture's teardown."""
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput.setdefault(REPORTS_KEY, []).append(text)
+        return
+    capture = config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print(f"\n{text}", flush=True)
+
+
+@pytest.fixture
+def show(request: pytest.FixtureRequest) -> Show:
+    return partial(report, request.config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    REPORTS.extend(getattr(node, "workeroutput", {}).get(REPORTS_KEY, []))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if REPORTS:
+        terminalreporter.section("what the cluster sessions reported")
+        for text in REPORTS:
+            terminalreporter.write_line(text)
 
 
 def enter_node_namespaces() -> None:
@@ -57,6 +99,13 @@ def enter_node_namespaces() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="envoy-node-ns-"))
     atexit.register(shutil.rmtree, workdir, ignore_errors=True)
     enter_namespaces(workdir)
+    # The children (Ansible's kubernetes.core, helm, Polycrate) get a temp folder of this session's own:
+    # kubernetes.core keeps its discovery cache as one file per API-server address in it, and every session's
+    # node has the same address, so sessions side by side (`pytest -n 2`) would read each other's CRDs. This
+    # process keeps /tmp for pytest's folders (tempfile resolved it above, before the variable changes).
+    children = workdir / "tmp"
+    children.mkdir()
+    os.environ["TMPDIR"] = str(children)
 
 
 BLOCK_POLY = yaml.safe_load((ROOT / "block.poly").read_text(encoding="utf-8"))

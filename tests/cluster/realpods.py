@@ -104,11 +104,3 @@ def delete_namespaces(kube: Kube, *namespaces: str, timeout: float = 180) -> Non
 def gateway_address(kube: Kube) -> str:
     """The default Gateway's address as the controller reports it (the proxy Service's LoadBalancer address)."""
     return common.gateway_address(kube, BLOCK_NS, DEFAULT_GATEWAY)
-
-
-def report(config: Any, text: str) -> None:
-    """Print `text` past pytest's capture (in `make cluster-test`'s output too, not only with -s), also from a
-    fixture's teardown, where capsys is not available."""
-    capture = config.pluginmanager.getplugin("capturemanager")
-    with capture.global_and_fixture_disabled():
-        print(f"\n{text}", flush=True)

@@ -14,8 +14,12 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from tests.cluster.conftest import Kube
 from tests.conftest import PKG, ROOT
@@ -43,12 +47,20 @@ def _running(pid: int) -> bool:
     return state != "Z"  # a zombie has exited; only its exit status is left to collect
 
 
-def test_a_killed_harness_leaves_nothing_behind(tmp_path: Path) -> None:
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A folder with a short path: the kubelet's sockets live under it (a Unix socket path has at most 108
+    bytes), and tmp_path under pytest-xdist (.../popen-gw0/<test name>) is too long for them."""
+    with tempfile.TemporaryDirectory(prefix="harness-", dir="/tmp", ignore_cleanup_errors=True) as short:
+        yield Path(short)
+
+
+def test_a_killed_harness_leaves_nothing_behind(short_tmp: Path) -> None:
     """A second harness, nested in this session's namespaces (it makes its own), up with CoreDNS running,
     then SIGKILL."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, (PKG, ROOT)))}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.harness", "--dir", str(tmp_path / "c")],
+        [sys.executable, "-m", "tests.harness", "--dir", str(short_tmp / "c")],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,

@@ -27,7 +27,7 @@ import pytest
 
 from envoy_block.polycrate import merge_config
 from tests.cluster.common import GW_API, condition, pod_ips
-from tests.cluster.conftest import Kube
+from tests.cluster.conftest import Kube, Show
 from tests.cluster.test_examples import prepare
 from tests.harness.node import deployment_ready
 from tests.support import metric_names
@@ -75,7 +75,7 @@ def _scrape(addresses: list[str], port: int) -> str:
     raise AssertionError(f"the controller's /metrics: {errors}")
 
 
-def test_controller_and_envoy_expose_every_name_the_alerts_and_panels_use(kube: Kube) -> None:
+def test_controller_and_envoy_expose_every_name_the_alerts_and_panels_use(kube: Kube, show: Show) -> None:
     cfg = kube.config(**OBSERVED)
     prepare(kube, cfg)
     kube.playbook("install", cfg).ok()
@@ -120,9 +120,7 @@ def test_controller_and_envoy_expose_every_name_the_alerts_and_panels_use(kube: 
             time.sleep(2)
         assert not lacking, f"queries name metrics the controller does not expose: {lacking}"
         used = {n for e in metric_names.queries(rendered).values() for n in metric_names.names_in_query(e)}
-        print(
-            f"\nOBSERVABILITY controller names used: {sorted(n for n in used if not n.startswith(('envoy_', 'waf_')))}"
-        )
+        show(f"OBSERVABILITY controller names used: {sorted(n for n in used if not n.startswith(('envoy_', 'waf_')))}")
     finally:
         for obj in reversed(ROUTE):  # the tenant's objects go, so the fixture's uninstall finds no tenant
             kube.delete(obj)

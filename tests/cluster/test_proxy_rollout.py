@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from tests.cluster.conftest import Kube
+from tests.cluster.conftest import Kube, Show
 from tests.cluster.realnet import Client, internet
 from tests.cluster.realpods import backend, delete_namespaces, gateway_address, route
 from tests.harness.cluster import Cluster
@@ -109,7 +109,7 @@ def kube(cluster: Cluster, registry: Registry, tmp_path_factory: pytest.TempPath
         delete_namespaces(k, NS)
 
 
-def test_proxy_rollouts_fail_no_request(kube: Kube, capsys: pytest.CaptureFixture[str]) -> None:
+def test_proxy_rollouts_fail_no_request(kube: Kube, show: Show) -> None:
     started = time.monotonic()
     timings: dict[str, float] = {}
     kube.playbook("install", config(kube)).ok()
@@ -153,12 +153,11 @@ def test_proxy_rollouts_fail_no_request(kube: Kube, capsys: pytest.CaptureFixtur
             time.sleep(2)
         client.stop()
     timings["in all"] = time.monotonic() - started
-    with capsys.disabled():
-        print(
-            f"\nROLLOUT failed requests (steady client on the internet -> {vip}:80, 20/s; drain "
-            f"min {SHUTDOWN['min_drain_duration']}, timeout {SHUTDOWN['drain_timeout']}): {client.report()}"
-        )
-        print("ROLLOUT timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
+    show(
+        f"ROLLOUT failed requests (steady client on the internet -> {vip}:80, 20/s; drain "
+        f"min {SHUTDOWN['min_drain_duration']}, timeout {SHUTDOWN['drain_timeout']}): {client.report()}\n"
+        "ROLLOUT timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items())
+    )
     judged = [p for p in client.sent if not p.startswith("switch")]
     assert all(client.sent.get(p) for p in judged), client.sent
     for phase in judged:

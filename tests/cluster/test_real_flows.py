@@ -44,7 +44,7 @@ from typing import Any
 import pytest
 
 from envoy_block.polycrate import merge_config
-from tests.cluster.conftest import Kube
+from tests.cluster.conftest import Kube, Show, report
 from tests.cluster.realnet import (
     PodWatch,
     Readiness,
@@ -55,7 +55,7 @@ from tests.cluster.realnet import (
     proxy_v1,
     proxy_v2,
 )
-from tests.cluster.realpods import backend, delete_namespaces, echo_pod_spec, gateway_address, report, route
+from tests.cluster.realpods import backend, delete_namespaces, echo_pod_spec, gateway_address, route
 from tests.harness.cluster import Cluster
 from tests.harness.node import NODE_IP, deployment_ready
 from tests.harness.registry import Registry
@@ -259,7 +259,7 @@ def _role(labels: dict[str, str]) -> str | None:
     return next((role for role, want in ROLES.items() if want.items() <= labels.items()), None)
 
 
-def test_pod_security_restricted_at_run_time(setup: Setup, capsys: pytest.CaptureFixture[str]) -> None:
+def test_pod_security_restricted_at_run_time(setup: Setup, show: Show) -> None:
     kube = setup.kube
     labels = kube.get(f"/api/v1/namespaces/{NS}")["metadata"]["labels"]  # type: ignore[index]
     assert RESTRICTED_NS.items() <= labels.items(), labels
@@ -289,8 +289,7 @@ def test_pod_security_restricted_at_run_time(setup: Setup, capsys: pytest.Captur
         for e in kube.items(f"/api/v1/namespaces/{NS}/events", fieldSelector="reason=FailedCreate")
         if "PodSecurity" in e.get("message", "")
     ]
-    with capsys.disabled():
-        print("\n" + "\n".join(lines))
+    show("\n".join(lines))
     assert not wrong, wrong
     assert not refused, refused
     assert {_role(p["labels"]) for p in seen.values()} == set(ROLES), "every kind of pod the block causes ran"
@@ -317,9 +316,7 @@ def _waf_lines(kube: Kube) -> list[dict[str, Any]]:
     return lines
 
 
-def test_traffic_from_the_internet_through_the_vip_to_backend_pods(
-    setup: Setup, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_traffic_from_the_internet_through_the_vip_to_backend_pods(setup: Setup, show: Show) -> None:
     kube, vip, net = setup.kube, setup.vip, setup.internet
     backends = _pods(kube, TENANT, "app=echo")
     v1 = proxy_v1(END_USER, vip, 40001, 80)
@@ -380,8 +377,7 @@ def test_traffic_from_the_internet_through_the_vip_to_backend_pods(
     except (OSError, http.client.HTTPException) as exc:
         bare = type(exc).__name__
     verdicts.append(f"HTTP  no PROXY header -> {vip}:80: {bare}")
-    with capsys.disabled():
-        print("\n" + "\n".join(f"TRAFFIC {v}" for v in verdicts))
+    show("\n".join(f"TRAFFIC {v}" for v in verdicts))
     assert not isinstance(bare, int), f"answered {bare} without a PROXY protocol header"
 
 
@@ -571,7 +567,7 @@ def _table(title: str, verdicts: list[Verdict]) -> str:
     return "\n".join(f"NETPOL {line}" for line in lines)
 
 
-def test_network_policies_enforced_both_ways(setup: Setup, capsys: pytest.CaptureFixture[str]) -> None:
+def test_network_policies_enforced_both_ways(setup: Setup, show: Show) -> None:
     kube, vip, net = setup.kube, setup.vip, setup.internet
     header = proxy_v1(END_USER, vip, 40010, 80)
     with Readiness(kube.cluster.api, _services(setup)) as readiness:
@@ -585,13 +581,12 @@ def test_network_policies_enforced_both_ways(setup: Setup, capsys: pytest.Captur
         reached = dial(sources["stranger"], _addresses(setup)["closed-pod"], 8080)
         end = time.monotonic()
         closed_ready = readiness.gate("closed", start, end)
-    with capsys.disabled():
-        print("\n" + _table("the flows the block needs and forbids (kube-router enforcing)", verdicts))
-        print(f"NETPOL internet -> {SHOP} -> opened backend: HTTP {opened}")
-        print(
-            f"NETPOL internet -> {CLOSED} -> unopened backend: HTTP {unopened} "
-            f"(gate: {closed_ready or 'backend ready before/during/after'}, another pod reached it: {reached})"
-        )
+    show(
+        _table("the flows the block needs and forbids (kube-router enforcing)", verdicts)
+        + f"\nNETPOL internet -> {SHOP} -> opened backend: HTTP {opened}\n"
+        f"NETPOL internet -> {CLOSED} -> unopened backend: HTTP {unopened} "
+        f"(gate: {closed_ready or 'backend ready before/during/after'}, another pod reached it: {reached})"
+    )
     assert [v.flow.name for v in verdicts if not v.passed] == [], [v for v in verdicts if not v.passed]
     assert opened == 200
     assert unopened == 503
@@ -617,7 +612,7 @@ def _until(setup: Setup, readiness: Readiness, flows: tuple[Flow, ...], want: st
         time.sleep(0.5)
 
 
-def test_removing_each_rule_turns_exactly_its_flows_red(setup: Setup, capsys: pytest.CaptureFixture[str]) -> None:
+def test_removing_each_rule_turns_exactly_its_flows_red(setup: Setup, show: Show) -> None:
     kube = setup.kube
     base = f"/apis/{NETPOL}/namespaces/{NS}/networkpolicies"
     policies = {name: kube.get(f"{base}/{name}") for name in BLOCK_POLICIES}
@@ -663,7 +658,6 @@ def test_removing_each_rule_turns_exactly_its_flows_red(setup: Setup, capsys: py
             if flipped != {f.name for f in red} or ungated:
                 wrong.append(f"{label}: red {sorted(flipped)}, expected {sorted(f.name for f in red)}; {ungated}")
         after = _round(setup, readiness)
-    with capsys.disabled():
-        print("\n" + "\n".join(f"NETPOL MUTATION {line}" for line in lines))
+    show("\n".join(f"NETPOL MUTATION {line}" for line in lines))
     assert not wrong, "\n".join(wrong)
     assert all(v.passed for v in after), [v for v in after if not v.passed]

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.cluster.common import echo_backend, gateway_address, pod_ips, served
-from tests.cluster.conftest import Kube
+from tests.cluster.conftest import Kube, Show
 from tests.support import apiserver
 
 pytestmark = pytest.mark.playbook
@@ -73,7 +73,7 @@ def _service_ports(kube: Kube, selector: str) -> set[int]:
     return {int(p["port"]) for p in svc["spec"]["ports"]}
 
 
-def test_the_controller_merges_eg_shared_and_serves_routes_from_endpoint_slices(kube: Kube) -> None:
+def test_the_controller_merges_eg_shared_and_serves_routes_from_endpoint_slices(kube: Kube, show: Show) -> None:
     """Mutation: mergeGateways false on eg-shared (components/gatewayclasses.py) -> red (two Deployments for
     eg-shared, and the tenant's listener not on the default Gateway's proxy)."""
     kube.playbook("install", kube.config(default_gateway={"enabled": True})).ok()
@@ -108,7 +108,7 @@ def test_the_controller_merges_eg_shared_and_serves_routes_from_endpoint_slices(
         assert answer["path"] == "/through-the-controller"
         assert answer["peer"].rpartition(":")[0] in pod_ips(kube, NS, DEDICATED), answer
         assert not pod_ips(kube, NS, DEDICATED) & shared_pods
-        print(f"\nREAL PROXY shared {vip} -> pods {sorted(shared_pods)}; dedicated {own} -> {answer['pod']}")
+        show(f"REAL PROXY shared {vip} -> pods {sorted(shared_pods)}; dedicated {own} -> {answer['pod']}")
     finally:
         for name in ("tenant-shared", "tenant-dedicated"):
             kube.delete({"apiVersion": GATEWAY_API, "kind": "Gateway", "metadata": {"name": name, "namespace": TENANT}})

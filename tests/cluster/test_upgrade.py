@@ -45,7 +45,7 @@ from tests.cluster.common import (
     policy_accepted,
     writes,
 )
-from tests.cluster.conftest import CHARTS, Kube
+from tests.cluster.conftest import CHARTS, Kube, Show
 from tests.cluster.realnet import Client
 from tests.cluster.test_examples import prepare
 from tests.conftest import ROOT
@@ -287,7 +287,7 @@ class Overlap:
 
 
 @pytest.mark.parametrize("old", OLDS)
-def test_upgrade_to_v1_9_1_with_traffic(kube: Kube, capsys: pytest.CaptureFixture[str], old: str) -> None:
+def test_upgrade_to_v1_9_1_with_traffic(kube: Kube, show: Show, old: str) -> None:
     for chart in (f"gateway-helm-{old}.tgz", f"gateway-crds-helm-{old}.tgz"):
         kube.registry.push(CHARTS / chart)
     timings: dict[str, float] = {}
@@ -411,9 +411,10 @@ def test_upgrade_to_v1_9_1_with_traffic(kube: Kube, capsys: pytest.CaptureFixtur
         client.phase = "after"
         time.sleep(1)
         client.stop()
-        with capsys.disabled():  # in `make test`'s output too, not only with -s
-            print(f"\nUPGRADE {old} -> {NEW} failed requests (steady client, 20/s): {client.report()}")
-            print("UPGRADE timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
+        show(
+            f"UPGRADE {old} -> {NEW} failed requests (steady client, 20/s): {client.report()}\n"
+            "UPGRADE timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items())
+        )
         for phase in ("controller replaced", "after"):
             assert not client.failed.get(phase), (phase, client.failed.get(phase))
         assert status.returncode != 0
