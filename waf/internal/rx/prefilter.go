@@ -6,9 +6,6 @@ import (
 	"regexp/syntax"
 	"strings"
 	"unicode"
-	"unsafe"
-
-	ahocorasick "github.com/petar-dambovaliev/aho-corasick"
 )
 
 // The literal prefilter (SecRxPreFilter On): before a regex runs, a cheap test says whether the input can
@@ -275,8 +272,8 @@ func minLength(re *syntax.Regexp) int {
 // prefilter is the compiled test: minLen and a needle matcher (nil: none).
 type prefilter struct {
 	minLen int
-	one    string // a single needle
-	many   *ahocorasick.AhoCorasick
+	one    string   // a single needle
+	many   *anyFold // several needles
 }
 
 // newPrefilter analyses expr (the operator's full pattern, flags included). A pattern it cannot parse
@@ -296,9 +293,7 @@ func newPrefilter(expr string) prefilter {
 		p.one = needles[0]
 		return p
 	}
-	b := ahocorasick.NewAhoCorasickBuilder(ahocorasick.Opts{AsciiCaseInsensitive: true, MatchKind: ahocorasick.StandardMatch, DFA: true})
-	ac := b.Build(needles)
-	p.many = &ac
+	p.many = newAnyFold(needles)
 	return p
 }
 
@@ -311,8 +306,7 @@ func (p *prefilter) mayMatch(value string) bool {
 	case p.one != "":
 		return containsFold(value, p.one)
 	case p.many != nil:
-		// The automaton only reads the bytes: no copy of the input.
-		return p.many.IterByte(unsafe.Slice(unsafe.StringData(value), len(value))).Next() != nil
+		return p.many.contains(value)
 	}
 	return true
 }

@@ -5,7 +5,9 @@
 // (measured, BUILD.md). With SecRxPreFilter On a literal prefilter (prefilter.go) first skips the regex on
 // input that cannot match. Built with `-tags re2_cgo` it calls Debian's libre2 through cgo;
 // without, go-re2's WebAssembly build of RE2 compiled to Go (no cgo). `-tags stdlib_rx` keeps Coraza's
-// own operator (Go's regexp), for comparison (make bench-waf).
+// own operator (Go's regexp), for comparison (make bench-waf). The package also replaces @pm and
+// @pmFromFile (pm.go: the same answers without the library's per-call allocations); stdlib_rx keeps
+// Coraza's own for those too.
 //
 // Semantics follow Coraza's operator: the pattern is compiled with (?sm) (dot matches newline, ^ and $
 // per line), captures fill TX.0-TX.9 when the rule captures. go-re2 documents that RE2 in UTF-8 mode may
