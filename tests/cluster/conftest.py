@@ -23,7 +23,6 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -53,42 +52,6 @@ def pytest_configure(config: pytest.Config) -> None:
         node_image_archives(True)
         return
     enter_node_namespaces()
-
-
-# A test's own lines in the output (traffic verdicts, the policy matrix, failed-request counts): printed past
-# pytest's capture, or, under pytest-xdist, whose workers' output is not shown, sent to the controller, which
-# prints every worker's at the end.
-REPORTS_KEY = "envoy_reports"
-REPORTS: list[str] = []
-Show = Callable[[str], None]
-
-
-def report(config: pytest.Config, text: str) -> None:
-    """Print `text` in `make cluster-test`'s output (not only with -s), also from a fixture's teardown."""
-    workeroutput = getattr(config, "workeroutput", None)
-    if workeroutput is not None:
-        workeroutput.setdefault(REPORTS_KEY, []).append(text)
-        return
-    capture = config.pluginmanager.getplugin("capturemanager")
-    with capture.global_and_fixture_disabled():
-        print(f"\n{text}", flush=True)
-
-
-@pytest.fixture
-def show(request: pytest.FixtureRequest) -> Show:
-    return partial(report, request.config)
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_testnodedown(node: Any, error: Any) -> None:
-    REPORTS.extend(getattr(node, "workeroutput", {}).get(REPORTS_KEY, []))
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if REPORTS:
-        terminalreporter.section("what the cluster sessions reported")
-        for text in REPORTS:
-            terminalreporter.write_line(text)
 
 
 def enter_node_namespaces() -> None:

@@ -27,11 +27,12 @@ import pytest
 
 from envoy_block.polycrate import merge_config
 from tests.cluster.common import GW_API, condition, pod_ips
-from tests.cluster.conftest import Kube, Show
+from tests.cluster.conftest import Kube
 from tests.cluster.test_examples import prepare
 from tests.harness.node import deployment_ready
 from tests.support import metric_names
 from tests.support.helpers import objects, with_gateway
+from tests.support.output import show
 
 pytestmark = pytest.mark.playbook
 NS = "envoy-gateway-system"
@@ -75,7 +76,7 @@ def _scrape(addresses: list[str], port: int) -> str:
     raise AssertionError(f"the controller's /metrics: {errors}")
 
 
-def test_controller_and_envoy_expose_every_name_the_alerts_and_panels_use(kube: Kube, show: Show) -> None:
+def test_controller_and_envoy_expose_every_name_the_alerts_and_panels_use(kube: Kube) -> None:
     cfg = kube.config(**OBSERVED)
     prepare(kube, cfg)
     kube.playbook("install", cfg).ok()

@@ -35,12 +35,13 @@ from typing import Any
 
 import pytest
 
-from tests.cluster.conftest import Kube, Show
+from tests.cluster.conftest import Kube
 from tests.cluster.realnet import Client, internet
 from tests.cluster.realpods import backend, delete_namespaces, gateway_address, route
 from tests.harness.cluster import Cluster
 from tests.harness.node import deployment_ready
 from tests.harness.registry import Registry
+from tests.support.output import show
 
 pytestmark = pytest.mark.playbook
 NS = "envoy-gateway-system"
@@ -109,7 +110,7 @@ def kube(cluster: Cluster, registry: Registry, tmp_path_factory: pytest.TempPath
         delete_namespaces(k, NS)
 
 
-def test_proxy_rollouts_fail_no_request(kube: Kube, show: Show) -> None:
+def test_proxy_rollouts_fail_no_request(kube: Kube) -> None:
     started = time.monotonic()
     timings: dict[str, float] = {}
     kube.playbook("install", config(kube)).ok()

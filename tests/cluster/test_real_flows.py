@@ -44,7 +44,7 @@ from typing import Any
 import pytest
 
 from envoy_block.polycrate import merge_config
-from tests.cluster.conftest import Kube, Show, report
+from tests.cluster.conftest import Kube
 from tests.cluster.realnet import (
     PodWatch,
     Readiness,
@@ -60,6 +60,7 @@ from tests.harness.cluster import Cluster
 from tests.harness.node import NODE_IP, deployment_ready
 from tests.harness.registry import Registry
 from tests.support import apiserver
+from tests.support.output import show
 from tests.support.tenant_objects import proxy_protocol_config
 from tools.oci.images import ECHO_REF, WAF_REF
 
@@ -194,9 +195,7 @@ def _tenant_and_neighbours(kube: Kube) -> None:
 
 
 @pytest.fixture(scope="module")
-def setup(
-    cluster: Cluster, registry: Registry, tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
-) -> Iterator[Setup]:
+def setup(cluster: Cluster, registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     kube = Kube(cluster, registry, tmp_path_factory.mktemp("flows"))
     started = time.monotonic()
     timings: dict[str, float] = {}
@@ -238,8 +237,7 @@ def setup(
         kube.playbook("uninstall", kube.config()).ok()
         delete_namespaces(kube, NS, MONITORING, OUTSIDE)
         timings["teardown"] = time.monotonic() - teardown
-        report(
-            pytestconfig,
+        show(
             f"REAL FLOWS wall time {time.monotonic() - started:.0f} s: "
             + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()),
         )
@@ -259,7 +257,7 @@ def _role(labels: dict[str, str]) -> str | None:
     return next((role for role, want in ROLES.items() if want.items() <= labels.items()), None)
 
 
-def test_pod_security_restricted_at_run_time(setup: Setup, show: Show) -> None:
+def test_pod_security_restricted_at_run_time(setup: Setup) -> None:
     kube = setup.kube
     labels = kube.get(f"/api/v1/namespaces/{NS}")["metadata"]["labels"]  # type: ignore[index]
     assert RESTRICTED_NS.items() <= labels.items(), labels
@@ -316,7 +314,7 @@ def _waf_lines(kube: Kube) -> list[dict[str, Any]]:
     return lines
 
 
-def test_traffic_from_the_internet_through_the_vip_to_backend_pods(setup: Setup, show: Show) -> None:
+def test_traffic_from_the_internet_through_the_vip_to_backend_pods(setup: Setup) -> None:
     kube, vip, net = setup.kube, setup.vip, setup.internet
     backends = _pods(kube, TENANT, "app=echo")
     v1 = proxy_v1(END_USER, vip, 40001, 80)
@@ -567,7 +565,7 @@ def _table(title: str, verdicts: list[Verdict]) -> str:
     return "\n".join(f"NETPOL {line}" for line in lines)
 
 
-def test_network_policies_enforced_both_ways(setup: Setup, show: Show) -> None:
+def test_network_policies_enforced_both_ways(setup: Setup) -> None:
     kube, vip, net = setup.kube, setup.vip, setup.internet
     header = proxy_v1(END_USER, vip, 40010, 80)
     with Readiness(kube.cluster.api, _services(setup)) as readiness:
@@ -612,7 +610,7 @@ def _until(setup: Setup, readiness: Readiness, flows: tuple[Flow, ...], want: st
         time.sleep(0.5)
 
 
-def test_removing_each_rule_turns_exactly_its_flows_red(setup: Setup, show: Show) -> None:
+def test_removing_each_rule_turns_exactly_its_flows_red(setup: Setup) -> None:
     kube = setup.kube
     base = f"/apis/{NETPOL}/namespaces/{NS}/networkpolicies"
     policies = {name: kube.get(f"{base}/{name}") for name in BLOCK_POLICIES}

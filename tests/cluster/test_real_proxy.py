@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from tests.cluster.common import echo_backend, gateway_address, pod_ips, served
-from tests.cluster.conftest import Kube, Show
+from tests.cluster.conftest import Kube
 from tests.support import apiserver
+from tests.support.output import show
 
 pytestmark = pytest.mark.playbook
 NS = "envoy-gateway-system"
@@ -73,7 +74,7 @@ def _service_ports(kube: Kube, selector: str) -> set[int]:
     return {int(p["port"]) for p in svc["spec"]["ports"]}
 
 
-def test_the_controller_merges_eg_shared_and_serves_routes_from_endpoint_slices(kube: Kube, show: Show) -> None:
+def test_the_controller_merges_eg_shared_and_serves_routes_from_endpoint_slices(kube: Kube) -> None:
     """Mutation: mergeGateways false on eg-shared (components/gatewayclasses.py) -> red (two Deployments for
     eg-shared, and the tenant's listener not on the default Gateway's proxy)."""
     kube.playbook("install", kube.config(default_gateway={"enabled": True})).ok()

@@ -45,7 +45,7 @@ from tests.cluster.common import (
     policy_accepted,
     writes,
 )
-from tests.cluster.conftest import CHARTS, Kube, Show
+from tests.cluster.conftest import CHARTS, Kube
 from tests.cluster.realnet import Client
 from tests.cluster.test_examples import prepare
 from tests.conftest import ROOT
@@ -53,6 +53,7 @@ from tests.harness.controlplane import POD_CIDR
 from tests.harness.node import NODE_IP
 from tests.support import apiserver
 from tests.support.helpers import plan
+from tests.support.output import show
 from tests.support.tenant_objects import (
     UPGRADE_DEDICATED_PORT,
     UPGRADE_NAMESPACE,
@@ -287,7 +288,7 @@ class Overlap:
 
 
 @pytest.mark.parametrize("old", OLDS)
-def test_upgrade_to_v1_9_1_with_traffic(kube: Kube, show: Show, old: str) -> None:
+def test_upgrade_to_v1_9_1_with_traffic(kube: Kube, old: str) -> None:
     for chart in (f"gateway-helm-{old}.tgz", f"gateway-crds-helm-{old}.tgz"):
         kube.registry.push(CHARTS / chart)
     timings: dict[str, float] = {}

@@ -70,6 +70,7 @@ from envoy_block.components.proxies import fleet_size, seconds
 from envoy_block.polycrate import merge_config
 from tests.conftest import ROOT
 from tests.support.helpers import load, objects
+from tests.support.output import show
 from tests.translator import configs
 
 from .deploy import Deployed, deployed
@@ -475,7 +476,7 @@ def wait_firing(
         for name in names - set(seen):
             if firing(name):
                 seen[name] = time.monotonic() - since
-                print(f"ALERT {name} firing {seen[name]:.1f} s after {fault}")
+                show(f"ALERT {name} firing {seen[name]:.1f} s after {fault}")
         return set(seen) == names
 
     wait_for(
@@ -567,7 +568,7 @@ def _phases(
     # Quiet because of the baseline: the WAF blocks above the minimum rate, at its usual rate.
     (now,) = mon.query(f"sum(rate({blocks}[10m]))")
     (usual,) = mon.query(baseline)
-    print(
+    show(
         f"BASELINE {replayed} real scrapes replayed {REPLAY_BACK_MS // 60000} min back: the WAF blocks "
         f"{float(now['value'][1]):.2f}/s, usually {float(usual['value'][1]):.2f}/s: quiet"
     )
@@ -581,7 +582,7 @@ def _phases(
         wait_firing(mon, {"EnvoyWafBlockingAboveBaseline"}, "an attack burst", fault)
     finally:
         burst.stop()
-    print(
+    show(
         f"EnvoyWafBlockingAboveBaseline: the burst sent {len(burst.statuses)} attacks "
         f"in {time.monotonic() - fault:.0f} s"
     )
@@ -607,7 +608,7 @@ def _phases(
     fault = time.monotonic()
     wait_firing(mon, {"EnvoyUpstream5xxRatioHigh"}, "the backend answering 500", fault)
     clusters = {labels.get("envoy_cluster_name", "") for labels in mon.labels("EnvoyUpstream5xxRatioHigh")}
-    print(f"EnvoyUpstream5xxRatioHigh names {sorted(clusters)}")
+    show(f"EnvoyUpstream5xxRatioHigh names {sorted(clusters)}")
     assert clusters, "EnvoyUpstream5xxRatioHigh names no cluster"
     assert all(c.startswith("httproute/") for c in clusters), f"not the tenant's route: {clusters}"
     traffic.path = "/healthy"
@@ -653,7 +654,7 @@ def _phases(
         held = STALLED_UPLOADS - uploads.answered()
     finally:
         uploads.close()
-    print(
+    show(
         f"EnvoyProxyMemoryNearLimit: heap {float(rest['value'][1]) / 2**20:.1f} MiB at rest, "
         f"{float(loaded['value'][1]) / 2**20:.1f} MiB with {held} bodies held; limit {MEMORY_LIMIT}"
     )
@@ -828,7 +829,7 @@ def test_controller_alerts_fire_on_a_real_controller(tmp_path: Path) -> None:
             active = set(mon.alerts()) & {"EnvoyGatewayControllerDown", "EnvoyGatewayReconcileFailing"}
             assert not active, f"the running controller fired {active}"
             assert "failed to create new infra" not in controller.output()
-            print(f"CONTROLLER reconciled the healthy Gateway, quiet {time.monotonic() - start:.1f} s after start")
+            show(f"CONTROLLER reconciled the healthy Gateway, quiet {time.monotonic() - start:.1f} s after start")
 
             controller.write("tuned", _gateway_objects("tuned", UNAPPLICABLE_BOOTSTRAP, 8081))
             fault = time.monotonic()

@@ -26,6 +26,7 @@ from typing import Any
 from envoy_block.components.monitoring import PROXY_METRICS_PATH
 from envoy_block.polycrate import merge_config
 from tests.support import metric_names
+from tests.support.output import show
 from tests.translator import configs
 
 from .deploy import deployed
@@ -71,7 +72,7 @@ def test_alerts_and_panels_name_only_metrics_the_real_waf_exposes(tmp_path: Path
             envoy = metric_names.exposed(response.read().decode())
     queries = metric_names.queries(rendered)
     used = {n for expr in queries.values() for n in metric_names.names_in_query(expr) if n.startswith("waf_")}
-    print(f"\nOBSERVABILITY WAF names used: {sorted(used)}")
+    show(f"OBSERVABILITY WAF names used: {sorted(used)}")
     assert used, "the alerts and dashboards use the WAF's metrics"
     lacking = metric_names.missing(rendered, "waf", real)
     assert not lacking, f"queries name metrics the WAF does not expose: {lacking}"
