@@ -259,6 +259,15 @@ MUTATIONS = (
         "credentials",
     ),
     Mutation(
+        "hostile-nested-credentials-shown",
+        "a message never repeats a URL's credentials, also nested in a value of the wrong type",
+        f"{PKG}/config.py",
+        "        return any(_carries_credentials(k) or _carries_credentials(v) for k, v in value.items())",
+        "        return False",
+        ("tests/unit/test_fuzz_finds.py",),
+        "fuzz_find",
+    ),
+    Mutation(
         "hostile-yaml-bounds",
         "hostile YAML (alias bombs, duplicate keys, foreign tags) is refused before any work",
         f"{PKG}/inputs.py",

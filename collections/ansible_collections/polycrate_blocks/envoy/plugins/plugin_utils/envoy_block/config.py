@@ -219,10 +219,22 @@ def _is_secret(parts: list[Any]) -> bool:
 
 
 def _shown(parts: list[Any], value: Any) -> str:
-    """A value as a message repeats it: capped (inputs.shown), and never a secret or a URL with credentials."""
-    if _is_secret(parts) or (isinstance(value, str) and inputs.url_credentials(value)):
+    """A value as a message repeats it: capped (inputs.shown), and never a secret or a URL with credentials,
+    also not one nested in a list or mapping given where another type belongs (a type error shows the whole
+    value)."""
+    if _is_secret(parts) or _carries_credentials(value):
         return "the value"
     return inputs.shown(value)
+
+
+def _carries_credentials(value: Any) -> bool:
+    if isinstance(value, str):
+        return inputs.url_credentials(value) is not None
+    if isinstance(value, dict):
+        return any(_carries_credentials(k) or _carries_credentials(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_carries_credentials(v) for v in value)
+    return False
 
 
 def _format_checker(schema: Mapping[str, Any]) -> jsonschema.FormatChecker:
