@@ -70,6 +70,9 @@ $(PKG_CONFIG): ; $(call apt,pkg-config)
 # curl with HTTP/2 drives the WAF's body-buffer tests over h2c.
 CURL := /usr/bin/curl
 $(CURL): ; $(call apt,curl)
+# wrk drives make bench-waf's load (not needed by make test).
+WRK := /usr/bin/wrk
+$(WRK): ; $(call apt,wrk)
 # Images without a Docker engine (tools/oci): buildah (vfs, chroot isolation), crun, mmdebstrap; dockerd 20.10
 # for Polycrate's container mode.
 BUILDAH := /usr/bin/buildah
@@ -320,11 +323,10 @@ crs-corpus: $(WAF_STAMP) $(WAF_BINARY)
 	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.corpus --crs ../../shared/crs/v4.28.0 --floor 1.0
 
 ## bench-waf: the WAF benchmark on real request shapes, ratios and profiles (a report)
-# Side-by-side benchmark on issue 26's shapes (wrk from Debian: installed here when missing), in a network
+# Side-by-side benchmark on issue 26's shapes (wrk from Debian, installed by its own rule), in a network
 # namespace of its own; BENCH_BASELINE=/path/to/envoy-waf adds another build to the same interleaved run.
 # A report with profiles in waf/bench-results/, not a gate.
-bench-waf: $(WAF_STAMP) $(WAF_BINARY) | $(LIBRE2)
-	@command -v wrk >/dev/null || apt-get install -y -q wrk >/dev/null
+bench-waf: $(WAF_STAMP) $(WAF_BINARY) | $(LIBRE2) $(WRK)
 	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src:$(CURDIR) unshare -n $(WAF_BIN)/python -m tests.traffic.netns \
 	  $(WAF_BIN)/python -m envoy_waf.bench
 
