@@ -190,6 +190,15 @@ MUTATIONS = (
         ("tests/unit/test_uninstall.py",),
     ),
     Mutation(
+        "install-previous-controller",
+        "install waits until no pod of the previous controller is terminating (it would reconcile the plan under its"
+        " old settings)",
+        "collections/ansible_collections/polycrate_blocks/envoy/plugins/modules/k8s_list.py",
+        'if not query.get("terminating_only"):',
+        "if True:",
+        ("tests/unit/test_previous_controller.py",),
+    ),
+    Mutation(
         "install-chart-version-check",
         "install stops before the release when chart.version is not what the repository serves",
         f"{PKG}/components/controller.py",

@@ -31,7 +31,8 @@ description:
   - C(gateway_address) formats a Gateway and its addresses for the summary; C(wait_queries)
     lists the plan's GatewayClasses and
     Gateways (and, with its second argument, the controller's Deployment), with their wait condition when
-    its first argument is true.
+    its first argument is true; C(previous_controller_query) looks up the controller's pods that are still
+    terminating (install waits for none after helm changed the release).
   - C(crd_manifests) takes the plan (and the rendered text of gateway-crds-helm when C(crds.directory) is
     empty) and returns C(crds) (the CustomResourceDefinition documents of the block's API groups and
     Gateway API channel, from any *.yaml/*.yml below the folder or from the chart) and their C(names); it
@@ -128,6 +129,10 @@ def wait_queries(plan: Mapping[str, Any], wait: bool, controller: bool = False) 
     return lifecycle.wait_queries(json.loads(json.dumps(plan)), bool(wait), bool(controller))
 
 
+def previous_controller_query(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return lifecycle.previous_controller_query(json.loads(json.dumps(plan)))
+
+
 class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
         guarded: dict[str, Callable[..., Any]] = {f.__name__: _guard(f) for f in (plan, helm_release)}
@@ -137,5 +142,6 @@ class FilterModule:
             "stale_crds": stale_crds,
             "gateway_address": gateway_address,
             "wait_queries": wait_queries,
+            "previous_controller_query": previous_controller_query,
             "chart_problem": chart_problem,
         }

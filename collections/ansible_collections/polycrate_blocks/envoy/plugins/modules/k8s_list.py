@@ -23,6 +23,8 @@ options:
       - With C(wait_condition) (C(type) and C(status), as in C(kubernetes.core.k8s_info)) the lookup waits up to
         O(wait_timeout) for the object to exist with that condition, and fails naming it when it does not.
       - C(metadata_only) in a query overrides O(metadata_only) for it.
+      - C(terminating_only) true keeps only the objects being deleted (with C(metadata.deletionTimestamp)):
+        what a wait for a pod's shutdown (C(until: x.count == 0)) reads.
       - C(helm_release) true reads helm's storage Secrets (label C(owner=helm)) and returns, instead of the
         Secrets, the newest release decoded (C(revision), C(status), C(chart), C(chart_version),
         C(app_version), and C(values), the user-supplied values), as C(helm list) and C(helm get values) show
@@ -169,6 +171,13 @@ def _metadata_list(svc: K8sService, query: dict[str, Any], selectors: list[str])
     }
 
 
+def _kept(query: dict[str, Any], resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """With C(terminating_only), only the objects being deleted."""
+    if not query.get("terminating_only"):
+        return resources
+    return [obj for obj in resources if (obj.get("metadata") or {}).get("deletionTimestamp")]
+
+
 def _release(secrets: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The newest helm release among its storage Secrets (helm's secrets driver: base64 of gzipped JSON);
     None when there is none, or when it cannot be read: the caller then lets helm decide."""
@@ -217,7 +226,8 @@ def main() -> None:
             selectors = query.get("label_selectors") or module.params["label_selectors"]
             metadata_only = query.get("metadata_only", module.params["metadata_only"])
             if metadata_only and not condition:
-                results.append({"item": query, **_metadata_list(svc, query, selectors)})
+                listed = _metadata_list(svc, query, selectors)
+                results.append({"item": query, **listed, "resources": _kept(query, listed["resources"])})
                 continue
             try:
                 found = svc.find(
@@ -246,6 +256,7 @@ def main() -> None:
                 results.append({"item": query, "api_found": found["api_found"], "resources": [], "release": release})
                 continue
             resources = [_metadata(obj) if metadata_only else _without_managed_fields(obj) for obj in resources]
+            resources = _kept(query, resources)
             results.append({"item": query, "api_found": found["api_found"], "resources": resources})
     # What the client raises when the API server cannot be reached or refuses the call (urllib3, ssl and socket
     # errors, ApiException, a bad kubeconfig): the action plugin turns it into one message naming the cause.

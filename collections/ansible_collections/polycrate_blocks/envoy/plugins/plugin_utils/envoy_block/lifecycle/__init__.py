@@ -40,9 +40,10 @@ from .uninstall import (
     tenant_gateways,
     uninstall_lookups,
 )
-from .waits import gateway_line, wait_queries
+from .waits import CONTROLLER_POD_SELECTOR, gateway_line, previous_controller_query, wait_queries
 
 __all__ = [
+    "CONTROLLER_POD_SELECTOR",
     "EG_LABEL",
     "MONITORING_KINDS",
     "OWNED_KINDS",
@@ -65,6 +66,7 @@ __all__ = [
     "leftovers",
     "owned_kinds",
     "owns",
+    "previous_controller_query",
     "proxies_query",
     "proxy_queries",
     "proxy_rows",

@@ -35,6 +35,33 @@ def wait_queries(plan: Mapping[str, Any], wait: bool, controller: bool = False) 
     ]
 
 
+# The pods of gateway-helm's controller Deployment: its selector (control-plane plus the chart's selector labels,
+# the same in v1.8 and v1.9) with the release name the block installs.
+CONTROLLER_POD_SELECTOR = [
+    "control-plane=envoy-gateway",
+    "app.kubernetes.io/name=gateway-helm",
+    "app.kubernetes.io/instance=envoy-gateway",
+]
+
+
+def previous_controller_query(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The controller's pods that are terminating, for install to wait on after helm changed the release.
+    The Deployment counts a rollout done while the old pod still shuts down, and that pod keeps the leader
+    lease until it exits: objects applied meanwhile are reconciled by the old controller under its old
+    settings. On the real node, a deploy_type switch made the old controller build a proxy Deployment in the
+    controller's namespace that the new one (GatewayNamespace) never looks at again."""
+    return [
+        {
+            "api_version": "v1",
+            "kind": "Pod",
+            "namespace": plan["namespace"]["name"],
+            "label_selectors": list(CONTROLLER_POD_SELECTOR),
+            "metadata_only": True,
+            "terminating_only": True,
+        }
+    ]
+
+
 def gateway_line(gateway: Mapping[str, Any]) -> str:
     """`Gateway <namespace>/<name>: <addresses>` for install's summary."""
     meta = gateway.get("metadata") or {}
