@@ -14,6 +14,13 @@ from ..model import Checked, Config, Problem
 RELEASE_NAME = "envoy-gateway"
 # The controller's Deployment, as gateway-helm names it.
 DEPLOYMENT = "envoy-gateway"
+# Its pods, by the Deployment's selector as gateway-helm writes it (v1.8 and v1.9): control-plane plus the
+# chart's selector labels, the chart's name and the release name.
+POD_SELECTOR = (
+    "control-plane=envoy-gateway",
+    "app.kubernetes.io/name=gateway-helm",
+    f"app.kubernetes.io/instance={RELEASE_NAME}",
+)
 
 
 def values(config: Config) -> dict[str, Any]:

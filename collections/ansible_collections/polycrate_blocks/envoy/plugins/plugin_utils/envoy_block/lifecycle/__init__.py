@@ -40,10 +40,9 @@ from .uninstall import (
     tenant_gateways,
     uninstall_lookups,
 )
-from .waits import CONTROLLER_POD_SELECTOR, gateway_line, previous_controller_query, wait_queries
+from .waits import gateway_line, previous_controller_query, wait_queries
 
 __all__ = [
-    "CONTROLLER_POD_SELECTOR",
     "EG_LABEL",
     "MONITORING_KINDS",
     "OWNED_KINDS",

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..components import controller
+
 
 def wait_queries(plan: Mapping[str, Any], wait: bool, controller: bool = False) -> list[dict[str, Any]]:
     """The plan's GatewayClasses and Gateways by name, each waiting for its condition (Accepted,
@@ -35,15 +37,6 @@ def wait_queries(plan: Mapping[str, Any], wait: bool, controller: bool = False) 
     ]
 
 
-# The pods of gateway-helm's controller Deployment: its selector (control-plane plus the chart's selector labels,
-# the same in v1.8 and v1.9) with the release name the block installs.
-CONTROLLER_POD_SELECTOR = [
-    "control-plane=envoy-gateway",
-    "app.kubernetes.io/name=gateway-helm",
-    "app.kubernetes.io/instance=envoy-gateway",
-]
-
-
 def previous_controller_query(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The controller's pods that are terminating, for install to wait on after helm changed the release.
     The Deployment counts a rollout done while the old pod still shuts down, and that pod keeps the leader
@@ -55,7 +48,7 @@ def previous_controller_query(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
             "api_version": "v1",
             "kind": "Pod",
             "namespace": plan["namespace"]["name"],
-            "label_selectors": list(CONTROLLER_POD_SELECTOR),
+            "label_selectors": list(controller.POD_SELECTOR),
             "metadata_only": True,
             "terminating_only": True,
         }
