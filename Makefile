@@ -98,9 +98,9 @@ CNI_PLUGINS := /usr/lib/cni/bridge
 $(CNI_PLUGINS): ; $(call apt,containernetworking-plugins)
 NODE_DEPS := $(IPTABLES) $(IPSET) $(CONNTRACK) $(CNI_PLUGINS)
 
-# Coraza with its transformation-cache patch, laid out from the module proxy (waf/BUILD.md).
+# Coraza with its two per-argument patches, laid out from the module proxy (waf/BUILD.md).
 CORAZA := waf/third_party/coraza/.patched
-$(CORAZA): waf/third_party/coraza.sh waf/third_party/coraza-issue-1681.patch
+$(CORAZA): waf/third_party/coraza.sh waf/third_party/coraza-issue-1681.patch waf/third_party/coraza-field-memo.patch
 	waf/third_party/coraza.sh
 
 $(WAF_BINARY): $(WAF_GO) $(CORAZA) | $(LIBRE2) $(PKG_CONFIG)

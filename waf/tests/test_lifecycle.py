@@ -113,3 +113,20 @@ def test_sigterm_drains_and_leaves_nothing(backend: Backend, crs: str) -> None:
 
 def test_rules_that_do_not_load_stop_it(crs: str) -> None:
     assert "loading the rules" in refused_settings(crs, extra_directives="SecRule ARGS @nosuchoperator")
+
+
+def test_collector_target_follows_the_soft_limit(crs: str) -> None:
+    """Under a heap soft limit (a pod's memory limit, or GOMEMLIMIT) the service sets GOGC to 400, the
+    setting make bench-waf measured (waf/BUILD.md); GOGC from the environment always wins. The ready line
+    says what is in force."""
+
+    def ready(env: dict[str, str]) -> dict[str, object]:
+        waf = WAFProcess(crs, env=env)
+        try:
+            return next(e for e in waf.lifecycle() if e["event"] == "ready")
+        finally:
+            waf.stop()
+
+    limited = ready({"GOMEMLIMIT": "512MiB"})
+    assert (limited["gogc"], limited["gomemlimit"]) == ("400", 512 << 20)
+    assert ready({"GOMEMLIMIT": "512MiB", "GOGC": "150"})["gogc"] == "150"

@@ -1,24 +1,28 @@
 #!/bin/sh
 # Lays out third_party/coraza: Coraza at VERSION from the Go module proxy, its module hash checked against
-# SUM (the go.sum line of that version), with coraza-issue-1681.patch applied. go.mod replaces
+# SUM (the go.sum line of that version), with the PATCHES below applied in order. go.mod replaces
 # github.com/corazawaf/coraza/v3 with that folder (waf/BUILD.md, "The per-argument cut").
 #
-# Why a patch: Coraza keys its per-phase transformation cache by the argument's position in the collection,
-# and map-backed collections (ARGS_POST, ARGS_GET, REQUEST_HEADERS, ...) return their values in a new random
-# order on every call, so rule after rule misses the cache and recomputes (upstream issue
-# https://github.com/corazawaf/coraza/issues/1681, open, no option or build tag in v3.8.1, the newest
-# release). The patch keys the cache by the value itself; transformations are pure functions of it, so no
-# verdict changes. Moving to a new Coraza release: update VERSION and SUM (and go.mod's require), and drop
-# the patch once upstream has the fix. The build fails here when the module or the patch does not match.
+# Why patches: Coraza's cost grows with rules x arguments, and two of its per-argument costs are waste that
+# no option or build tag in v3.8.1 (the newest release) turns off. Its per-phase transformation cache is
+# keyed by the argument's position, which map-backed collections change on every call (upstream issue
+# https://github.com/corazawaf/coraza/issues/1681, open): coraza-issue-1681.patch keys it by the value, in
+# a row per value. And every rule's read of a whole collection built a new MatchData per value:
+# coraza-field-memo.patch memoises the read while the collection is unchanged. Neither changes a verdict
+# (each patch's header says why). Moving to a new Coraza release: update VERSION and SUM (and go.mod's
+# require), and drop a patch once upstream has the fix. The build fails here when the module or a patch
+# does not match.
 set -eu
 VERSION=v3.8.1
 SUM=h1:dMV55FbMR2vOks/acrT43RShR+VkzU6jwp+XPdxay8o=
 here=$(cd "$(dirname "$0")" && pwd)
 out="$here/coraza"
 stamp="$out/.patched"
-want="$VERSION $SUM $(cat "$0" "$here/coraza-issue-1681.patch" | sha256sum | cut -d' ' -f1)" # this script and the patch
+# Applied in this order; each is a unified diff with a header saying what it changes and why.
+PATCHES="coraza-issue-1681.patch coraza-field-memo.patch"
+want="$VERSION $SUM $(for patch in $PATCHES; do cat "$here/$patch"; done | cat "$0" - | sha256sum | cut -d' ' -f1)" # this script and the patches
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-    touch "$stamp" # up to date: newer than the script and the patch, so make stops asking
+    touch "$stamp" # up to date: newer than the script and the patches, so make stops asking
     exit 0
 fi
 # Outside any module (no replace applies); the hash is checked here against SUM, the same pin go.sum holds,
@@ -41,5 +45,7 @@ find "$out" -type f ! -name '*.go' ! -name '*.tmpl' ! -name go.mod ! -name go.su
 find "$out" -type f -name '*_test.go' -delete
 # git apply outside any repository (the ceiling stops it finding the block's): it patches like patch(1),
 # and refuses a patch that does not apply cleanly.
-(cd "$out" && GIT_CEILING_DIRECTORIES="$here" git apply -p1 "$here/coraza-issue-1681.patch")
+for patch in $PATCHES; do
+    (cd "$out" && GIT_CEILING_DIRECTORIES="$here" git apply -p1 "$here/$patch")
+done
 printf '%s\n' "$want" >"$stamp"

@@ -100,6 +100,13 @@ func run(config string, log *audit.Writer) error {
 		}
 	}
 	memLimit := debug.SetMemoryLimit(-1) // the limit in force, however set
+	gogc := os.Getenv("GOGC")            // "" is Go's default, 100
+	if percent, set := limits.GC(gogc, memLimit); set {
+		debug.SetGCPercent(percent)
+		gogc = strconv.Itoa(percent)
+	} else if gogc == "" {
+		gogc = "100"
+	}
 	metrics := server.NewMetrics()
 	started := time.Now()
 	waf, err := server.New(s, log, metrics)
@@ -149,6 +156,7 @@ func run(config string, log *audit.Writer) error {
 		"paranoia_level":  s.ParanoiaLevel,
 		"gomaxprocs":      runtime.GOMAXPROCS(0),
 		"gomemlimit":      memLimit,
+		"gogc":            gogc,
 		"rules_loaded_ms": loaded.Milliseconds(),
 		"regex":           rx.Engine,
 		"pid":             os.Getpid(),

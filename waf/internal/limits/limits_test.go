@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -58,5 +59,30 @@ func TestMemoryV1(t *testing.T) {
 	}
 	if SoftLimit(1000) != 800 {
 		t.Error("soft limit is 80%")
+	}
+}
+
+// The collector target goes up only under a soft limit, and never over GOGC from the environment.
+// Mutation: ignoring the soft limit -> red (no-limit), ignoring GOGC -> red (env-gogc).
+func TestGC(t *testing.T) {
+	cases := []struct {
+		name      string
+		env       string
+		softLimit int64
+		want      int
+		set       bool
+	}{
+		{"pod", "", 512 << 20, GCPercent, true},
+		{"no-limit", "", math.MaxInt64, 0, false},
+		{"env-gogc", "100", 512 << 20, 0, false},
+		{"env-off", "off", 512 << 20, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, set := GC(c.env, c.softLimit)
+			if got != c.want || set != c.set {
+				t.Errorf("GC(%q, %d) = %d, %v; want %d, %v", c.env, c.softLimit, got, set, c.want, c.set)
+			}
+		})
 	}
 }

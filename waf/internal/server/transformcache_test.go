@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/corazawaf/coraza/v3"
 	"github.com/corazawaf/coraza/v3/experimental/plugins"
 )
 
@@ -28,35 +27,18 @@ func init() {
 func TestEachValueTransformedOncePerPhase(t *testing.T) {
 	const rules, args = 10, 100
 	var directives []string
-	directives = append(directives, "SecRuleEngine On", "SecRequestBodyAccess On")
 	for i := 0; i < rules; i++ {
 		directives = append(directives, fmt.Sprintf(`SecRule ARGS_POST "@rx ^never$" "id:%d,phase:2,t:none,t:countedLowercase,pass,nolog"`, 100+i))
 	}
 	directives = append(directives, `SecRule ARGS_POST "@streq marker" "id:200,phase:2,t:none,t:countedLowercase,deny,status:403,log"`)
-	w, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectives(strings.Join(directives, "\n")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := waf(t, directives...)
 	form := make([]string, 0, args)
 	for i := 0; i < args-1; i++ {
 		form = append(form, fmt.Sprintf("field%d=Value%d", i, i))
 	}
 	form = append(form, "last=MARKER")
 	counted.Store(0)
-	tx := w.NewTransaction()
-	defer func() { _ = tx.Close() }()
-	tx.ProcessURI("/form", "POST", "HTTP/1.1")
-	tx.AddRequestHeader("Content-Type", "application/x-www-form-urlencoded")
-	if it := tx.ProcessRequestHeaders(); it != nil {
-		t.Fatalf("interrupted on headers: %+v", it)
-	}
-	if _, _, err := tx.WriteRequestBody([]byte(strings.Join(form, "&"))); err != nil {
-		t.Fatal(err)
-	}
-	it, err := tx.ProcessRequestBody()
-	if err != nil {
-		t.Fatal(err)
-	}
+	it := phase2(t, w, strings.Join(form, "&"))
 	if it == nil || it.RuleID != 200 {
 		t.Errorf("the transformed MARKER was not matched: %+v", it)
 	}

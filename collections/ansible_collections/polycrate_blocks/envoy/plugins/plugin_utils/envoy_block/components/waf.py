@@ -293,7 +293,9 @@ def build(config: Config) -> list[Step]:
 
 # The WAF pod's size follows its worker count (waf.workers: the Go process's GOMAXPROCS, each keeping one CPU
 # busy under load). Sized as for the Python workers it replaced (75 MiB each): one Go process with the CRS
-# holds about 80 MiB idle and 250 MiB under 16 KiB JSON load (make bench-waf), within the derived limits.
+# holds about 80 MiB idle and 250 MiB under 16 KiB JSON load (make bench-waf), within the derived limits. Under
+# the limit the service runs Go's collector at GOGC 400 (waf/BUILD.md): a busy pod's heap may reach five times
+# its live data, capped by the soft limit (80% of the memory limit), by design.
 DEFAULT_WORKERS = 2
 _WORKER_RSS_MIB = 96  # per worker, with some room; below this per worker a memory limit gets the pod OOM-killed
 
