@@ -46,8 +46,9 @@ TICKS = os.sysconf("SC_CLK_TCK")
 HOST = "bench.example.com"
 URL = "http://127.0.0.1:"
 WAF_DIR = Path(__file__).resolve().parents[2]
+ALL_SHAPES = ("GET", "JSON800", "Form800", "Body128K")
 # BENCH_SHAPES=GET,JSON800 runs only those (a quicker A-B run); the default is all four.
-SHAPES = tuple(s for s in os.environ.get("BENCH_SHAPES", "GET,JSON800,Form800,Body128K").split(",") if s)
+SHAPES = tuple(s for s in os.environ.get("BENCH_SHAPES", ",".join(ALL_SHAPES)).split(",") if s)
 VARIANTS = ("shipped", "go-below-256", "shipped-no-prefilter", "go-below-256-no-prefilter")
 
 
@@ -305,6 +306,10 @@ def engine_alone(out: Path) -> tuple[dict[str, dict[str, float]], str]:
 
 def main() -> int:
     crs = os.environ.get("CRS_DIR", str(WAF_DIR.parent.parent / "shared" / "crs" / "v4.28.0"))
+    unknown = sorted(set(SHAPES) - set(ALL_SHAPES))
+    if unknown or not SHAPES:
+        print(f"BENCH_SHAPES: unknown {unknown or 'empty'}; choose from {','.join(ALL_SHAPES)}", file=sys.stderr)
+        return 2
     if not shutil.which("wrk"):
         print("wrk not found: apt-get install wrk (Debian)", file=sys.stderr)
         return 2
