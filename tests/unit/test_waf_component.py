@@ -335,11 +335,11 @@ def test_the_service_has_a_writable_tmp() -> None:
     assert {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}} in at(deployment, "spec.template.spec.volumes")
 
 
-def test_envoy_opens_a_connection_per_waf_stream() -> None:
-    """One stream per connection on Envoy's side: concurrent requests use several connections, which the
-    Service spreads over the replicas."""
+def test_envoy_multiplexes_waf_streams() -> None:
+    """No cap on streams per connection: HTTP/2 multiplexing to the WAF measured faster than one stream per
+    connection (issue 26, make bench-waf), and Envoy balances streams over the WAF's endpoints itself."""
     policy = find(ON, "EnvoyExtensionPolicy")
-    assert at(policy, "spec.extProc[0].backendSettings") == {"http2": {"maxConcurrentStreams": 1}}
+    assert "backendSettings" not in at(policy, "spec.extProc[0]")
 
 
 WARNINGS = [

@@ -5,13 +5,14 @@ The shapes are issue 26's (defined once, in waf/internal/server's Go benchmarks,
 run): an 11-header browser GET, a 16 KiB JSON array of 200 records {id, name, email, active} (800
 arguments), the same 800 fields as a form, and one 128 KiB JSON field. For each shape, in one run and
 interleaved (A-B-B-A by round), at 16 connections (wrk): Envoy direct (a second Envoy answers 200, never the
-bottleneck), Envoy + this WAF with one ext_proc stream per connection (as the block configures it), the same
-with HTTP/2 multiplexing to the WAF, and, with $BENCH_BASELINE naming another envoy-waf binary, that build
-on the same settings; every WAF with the heap soft limit of a default pod (GOMEMLIMIT). Reported: req/s,
-p50 and p99, the WAF's CPU per request, the engine alone on the same bytes (Go benchmark, CPU time), and
-ratios between them. The engine's CPU profiles per shape and the matcher comparison (RE2 for every input,
-shipped, against Go's regexp below 256 bytes, each with and without the literal prefilter) are saved beside
-the report in waf/bench-results/<time>/ (gitignored). $BENCH_SHAPES (e.g. GET,JSON800) runs only those.
+bottleneck), Envoy + this WAF with its ext_proc streams multiplexed over HTTP/2 (as the block configures it),
+the same with one stream per connection (the transport the block had before 0.14.1), and, with
+$BENCH_BASELINE naming another envoy-waf binary, that build on the block's settings; every WAF with the heap
+soft limit of a default pod (GOMEMLIMIT). Reported: req/s, p50 and p99, the WAF's CPU per request, the engine
+alone on the same bytes (Go benchmark, CPU time), and ratios between them. The engine's CPU profiles per
+shape and the matcher comparison (RE2 for every input, shipped, against Go's regexp below 256 bytes, each
+with and without the literal prefilter) are saved beside the report in waf/bench-results/<time>/
+(gitignored). $BENCH_SHAPES (e.g. GET,JSON800) runs only those.
 """
 
 from __future__ import annotations
@@ -332,8 +333,8 @@ def main() -> int:
             wafs.append(waf)
             targets.append(Target(name, EnvoyProcess(backend.port, waf.port, message_timeout="30s"), waf))
             if name == "ours":
-                mux = EnvoyProcess(backend.port, waf.port, message_timeout="30s", waf_streams_per_connection=None)
-                targets.append(Target("ours, h2 multiplexed", mux, waf))
+                single = EnvoyProcess(backend.port, waf.port, message_timeout="30s", waf_streams_per_connection=1)
+                targets.append(Target("ours, one stream per conn", single, waf))
         for name in SHAPES:  # warm-up: connections to the WAF opened, pools filled
             for t in targets:
                 wrk(t.envoy.port, scripts[name], "1s")
@@ -400,7 +401,8 @@ def render(
         [f"{ours.median(s, 'cpu_ms') / shipped[s]:.2f}x" if shipped.get(s) else "" for s in SHAPES],
     )
     row("  ours req/s / Envoy direct", ratio(ours, by["Envoy direct"], "rps"))
-    row("  h2 multiplexed req/s / one stream per conn", ratio(by["ours, h2 multiplexed"], ours, "rps"))
+    row("  h2 multiplexed req/s / one stream per conn", ratio(ours, by["ours, one stream per conn"], "rps"))
+    row("  h2 multiplexed CPU / one stream per conn", ratio(ours, by["ours, one stream per conn"], "cpu_ms"))
     if "baseline" in by:
         row("  ours CPU / baseline CPU", ratio(ours, by["baseline"], "cpu_ms"))
         row("  ours req/s / baseline req/s", ratio(ours, by["baseline"], "rps"))

@@ -231,7 +231,7 @@ def envoy_config(
     buffer_limit: int | None = None,
     http2_stream_window: int | None = None,
     response_body: str | None = None,
-    waf_streams_per_connection: int | None = 1,
+    waf_streams_per_connection: int | None = None,
 ) -> dict[str, Any]:
     """Envoy in front of `backend_port`, with the WAF when `waf_port` is set. `buffer_limit` and
     `http2_stream_window` are the listener's per_connection_buffer_limit_bytes and the HTTP connection
@@ -240,9 +240,9 @@ def envoy_config(
     The listener speaks HTTP/1.1 and HTTP/2 without TLS (h2c with prior knowledge), as Envoy Gateway's do.
     `response_body` (BUFFERED, BUFFERED_PARTIAL) also sends the response headers and body to the WAF, as an
     EnvoyExtensionPolicy with processingMode.response.body does; unset: responses skip the WAF.
-    `waf_streams_per_connection` caps the ext_proc streams Envoy puts on one connection to the WAF, as the
-    block does (EnvoyExtensionPolicy backendSettings.http2.maxConcurrentStreams): more connections, which
-    SO_REUSEPORT spreads over the WAF's workers; None is Envoy's default (one connection per Envoy thread)."""
+    `waf_streams_per_connection` caps the ext_proc streams Envoy puts on one connection to the WAF (what an
+    EnvoyExtensionPolicy's backendSettings.http2.maxConcurrentStreams sets); None, Envoy's default and what the
+    block renders, multiplexes them over one connection per Envoy thread. `make bench-waf` compares the two."""
     filters: list[dict[str, Any]] = []
     if waf_port is not None:
         filters.append(
