@@ -98,10 +98,9 @@ CNI_PLUGINS := /usr/lib/cni/bridge
 $(CNI_PLUGINS): ; $(call apt,containernetworking-plugins)
 NODE_DEPS := $(IPTABLES) $(IPSET) $(CONNTRACK) $(CNI_PLUGINS)
 
-# Coraza with its three patches, laid out from the module proxy (waf/BUILD.md).
+# Coraza with its patches (coraza.sh applies them in its order), laid out from the module proxy (waf/BUILD.md).
 CORAZA := waf/third_party/coraza/.patched
-$(CORAZA): waf/third_party/coraza.sh waf/third_party/coraza-issue-1681.patch waf/third_party/coraza-field-memo.patch \
-  waf/third_party/coraza-rule-collection.patch
+$(CORAZA): waf/third_party/coraza.sh $(wildcard waf/third_party/coraza-*.patch)
 	waf/third_party/coraza.sh
 
 $(WAF_BINARY): $(WAF_GO) $(CORAZA) | $(LIBRE2) $(PKG_CONFIG)

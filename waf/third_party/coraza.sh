@@ -3,15 +3,17 @@
 # SUM (the go.sum line of that version), with the PATCHES below applied in order. go.mod replaces
 # github.com/corazawaf/coraza/v3 with that folder (waf/BUILD.md, "The per-argument cut").
 #
-# Why patches: Coraza's cost grows with rules x arguments, and three of its costs are waste that no option
+# Why patches: Coraza's cost grows with rules x arguments, and several of its costs are waste that no option
 # or build tag in v3.8.1 (the newest release) turns off. Its per-phase transformation cache is
 # keyed by the argument's position, which map-backed collections change on every call (upstream issue
 # https://github.com/corazawaf/coraza/issues/1681, open): coraza-issue-1681.patch keys it by the value, in
 # a row per value. And every rule's read of a whole collection built a new MatchData per value:
 # coraza-field-memo.patch memoises the read while the collection is unchanged. And every rule filled the
 # RULE collection, which the CRS never reads: coraza-rule-collection.patch fills it only once something can
-# read it. None changes a verdict (each patch's header says why). Moving to a new Coraza release: update VERSION and SUM (and go.mod's
-# require), and drop a patch once upstream has the fix. The build fails here when the module or a patch
+# read it. And per-rule work on every request (exceptions lowering keys into new strings, single values
+# rebuilt per read, ctl's by-tag actions scanning every rule): coraza-request-costs.patch. None changes a
+# verdict (each patch's header says why). Moving to a new Coraza release: update VERSION and SUM (and
+# go.mod's require), and drop a patch once upstream has the fix. The build fails here when the module or a patch
 # does not match.
 set -eu
 VERSION=v3.8.1
@@ -20,7 +22,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 out="$here/coraza"
 stamp="$out/.patched"
 # Applied in this order; each is a unified diff with a header saying what it changes and why.
-PATCHES="coraza-issue-1681.patch coraza-field-memo.patch coraza-rule-collection.patch"
+PATCHES="coraza-issue-1681.patch coraza-field-memo.patch coraza-rule-collection.patch coraza-request-costs.patch"
 want="$VERSION $SUM $(for patch in $PATCHES; do cat "$here/$patch"; done | cat "$0" - | sha256sum | cut -d' ' -f1)" # this script and the patches
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     touch "$stamp" # up to date: newer than the script and the patches, so make stops asking

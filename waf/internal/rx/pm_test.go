@@ -3,6 +3,7 @@
 package rx
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -141,6 +142,18 @@ func TestPMAgreesWithCoraza(t *testing.T) {
 				want := len(in) >= p.minLen && lib.Iter(in).Next() != nil
 				if got := op.Evaluate(&captures{}, in); got != want {
 					t.Fatalf("@%s %.60q on %q: %v, Coraza's %v", m[1], m[2], in, got, want)
+				}
+				// A capturing rule: the same answer and the same TX.0-TX.9 as Coraza's operator.
+				wantFields := map[int]string{}
+				if len(in) >= p.minLen {
+					iter := lib.Iter(in)
+					for m := iter.Next(); m != nil && len(wantFields) < 10; m = iter.Next() {
+						wantFields[len(wantFields)] = in[m.Start():m.End()]
+					}
+				}
+				tx := &captures{on: true}
+				if got := op.Evaluate(tx, in); got != (len(wantFields) > 0) || !maps.Equal(tx.fields, wantFields) {
+					t.Fatalf("@%s %.60q capturing on %q: %v %v, Coraza's %v", m[1], m[2], in, got, tx.fields, wantFields)
 				}
 			}
 		}
