@@ -34,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.harness.api import Api
+from tests.harness.cluster import Cluster
+from tests.harness.lan import Holder, sh
 from tests.harness.node import CGROUP_FS
 
 _CLONE_NEWNET = 0x40000000
@@ -82,6 +84,36 @@ def internet() -> Iterator[Path]:
         holder.kill()
         holder.wait()
         _ip("link", "del", "inet0", check=False)
+
+
+ROUTER_IP = "10.10.0.254"  # the internet's router on the lan, in front of the rack
+LB_POOL = "203.0.113.0/24"  # where the LoadBalancer addresses come from (the harness's pool, MetalLB's)
+
+
+@contextlib.contextmanager
+def internet_on_lan(cluster: Cluster) -> Iterator[Path]:
+    """The internet as a router in front of a rack sees it: a namespace plugged into the nodes' L2 segment
+    (lan.py), reaching the LoadBalancer pool as on-link (it ARPs for each address: whichever node answers, as
+    MetalLB's speaker does, gets the packets), its clients' addresses (TEST-NET-2) routed back to it by every
+    node. Yields the namespace's path (for `entered`)."""
+    assert cluster.lan is not None
+    holder = Holder("internet", cluster.workdir / "internet.log", mount=False)
+    try:
+        sh("ip", "link", "add", "inet0", "type", "veth", "peer", "name", "inet0-lan")
+        sh("ip", "link", "set", "inet0", "netns", str(holder.pid))
+        cluster.lan.plug("inet0-lan")
+        holder.sh("ip", "link", "set", "lo", "up")
+        holder.sh("ip", "addr", "add", f"{ROUTER_IP}/24", "dev", "inet0")
+        holder.sh("ip", "addr", "add", f"{CLIENT_IP}/32", "dev", "inet0")
+        holder.sh("ip", "link", "set", "inet0", "up")
+        holder.sh("ip", "route", "add", LB_POOL, "dev", "inet0", "src", CLIENT_IP)
+        for node in cluster.nodes:
+            node.sh("ip", "route", "replace", "198.51.100.0/24", "via", ROUTER_IP, "dev", "node0")
+        yield holder.netns
+    finally:
+        for node in cluster.nodes:
+            node.sh("ip", "route", "del", "198.51.100.0/24", check=False)
+        holder.stop()
 
 
 @contextlib.contextmanager

@@ -1,6 +1,7 @@
-"""The local cluster: `python -m tests.harness --dir DIR [--kubeconfig PATH] [--images] [-- CMD ...]`.
+"""The local cluster: `python -m tests.harness --dir DIR [--nodes N] [--kubeconfig PATH] [--images] [-- CMD ...]`.
 
-The control plane and a real node (node.py) in a network and mount namespace of their own (needs root). With
+The control plane and N real nodes (node.py; default 1) on one L2 segment (lan.py), each node in a network and
+mount namespace of its own (needs root); the control plane shares node 1's, where CMD runs. With
 `-- CMD`: CMD runs inside that namespace with KUBECONFIG set (the API server is at https://10.10.0.2:6443
 there), its exit code is printed and returned, then everything is torn down (processes, mounts, cgroups).
 `--images` imports the images `make images` built (Envoy Gateway, Envoy, the WAF, the echo backend) besides
@@ -31,6 +32,14 @@ def main() -> int:
     parser.add_argument("--dir", required=True, type=Path, help="work folder (logs, certificates, etcd data)")
     parser.add_argument("--kubeconfig", type=Path, help="also copy the admin kubeconfig here")
     parser.add_argument("--images", action="store_true", help="import the images `make images` built")
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        default=1,
+        help="how many real nodes (default 1): each with its own kubelet, containerd, kube-proxy and kube-router "
+        "in namespaces of its own, on one L2 segment, zones zone-a/zone-b alternating; the control plane, "
+        "CoreDNS's first replica and CMD in node 1's namespaces",
+    )
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ...: run CMD against the cluster")
     args = parser.parse_args()
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
@@ -44,12 +53,15 @@ def main() -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: done.set())
     start = time.monotonic()
-    cluster = Cluster(workdir, images=images)
+    if args.nodes < 1:
+        parser.error("--nodes must be at least 1")
+    cluster = Cluster(workdir, images=images, nodes=args.nodes)
     code = 0
     try:
         cluster.start()
-        steps = ", ".join(f"{k} {v:.1f} s" for k, v in cluster.node.timings.items())
-        print(f"harness: real node up in {time.monotonic() - start:.1f} s ({steps})", flush=True)
+        steps = ", ".join(f"{k} {v:.1f} s" for k, v in cluster.timings.items())
+        what = "real node" if args.nodes == 1 else f"{args.nodes} real nodes"
+        print(f"harness: {what} up in {time.monotonic() - start:.1f} s ({steps})", flush=True)
         if args.kubeconfig:
             shutil.copyfile(cluster.kubeconfig, args.kubeconfig)
             args.kubeconfig.chmod(0o600)

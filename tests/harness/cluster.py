@@ -1,14 +1,17 @@
-"""The whole local cluster: the control plane, then the real node (node.py) and the LoadBalancer provider
-(loadbalancer.py), all in the network and mount namespace node.enter_namespaces made for this process."""
+"""The whole local cluster: the control plane, then the real nodes (node.py) on one L2 segment (lan.py) and the
+LoadBalancer provider (loadbalancer.py). The control plane and node 1 live in the network and mount namespace
+node.enter_namespaces made for this process; node 2, 3, ... each in namespaces of their own."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 from .api import Api
 from .controlplane import ControlPlane
+from .lan import Lan
 from .loadbalancer import LoadBalancer
 from .node import NODE_IP, Node
 from .procs import wait_until
@@ -18,13 +21,23 @@ class Cluster:
     """node.enter_namespaces must have run in this process; `images`: OCI archives imported into the node's
     containerd (node_image_archives)."""
 
-    def __init__(self, workdir: Path, *, images: list[Path] | None = None) -> None:
+    def __init__(self, workdir: Path, *, images: list[Path] | None = None, nodes: int = 1) -> None:
+        if nodes < 1:
+            raise ValueError("a cluster needs at least one node")
         self.workdir = workdir
         self.plane = ControlPlane(workdir, NODE_IP)
-        self.node = Node(workdir, self.api, self.kubeconfig, self.plane.pki_dir)
+        self.node_count = nodes
+        self.lan: Lan | None = None
+        self.nodes: list[Node] = []
         self.images = list(images or [])
         self.lb: LoadBalancer | None = None
         self.leftovers: list[str] = []
+        self.timings: dict[str, float] = {}
+
+    @property
+    def node(self) -> Node:
+        """Node 1: the one in this process's namespaces (the control plane's, where the tests run)."""
+        return self.nodes[0]
 
     @property
     def kubeconfig(self) -> Path:
@@ -36,9 +49,33 @@ class Cluster:
         return Api(self.plane.url, p / "ca.crt", p / "admin.crt", p / "admin.key")
 
     def start(self) -> Cluster:
+        t0 = time.monotonic()
+
+        def mark(step: str) -> None:
+            self.timings[step] = time.monotonic() - t0
+
         try:
             self.plane.start()
-            self.node.start(self.images)
+            mark("control plane")
+            self.lan = Lan(self.workdir)
+            api, kubeconfig, pki = self.api, self.kubeconfig, self.plane.pki_dir
+            for index in range(1, self.node_count + 1):
+                self.nodes.append(Node(self.workdir, api, kubeconfig, pki, index=index, lan=self.lan))
+            # Each phase across all nodes before the next: the kubelets register (and get their pod CIDRs)
+            # while the others import images, and every node's routes need every node's CIDR.
+            for node in self.nodes:
+                node.prepare()
+                node.runtime(self.images)
+            mark("containerd + images")
+            for node in self.nodes:
+                node.kubelet()
+            for node in self.nodes:
+                node.network(self.nodes)
+            mark("nodes Ready")
+            for node in self.nodes:
+                node.services()
+            self.node.cluster_services()
+            mark("CoreDNS Ready")
             self.lb = LoadBalancer(self.api)
             self.lb.start()
             api = self.api
@@ -53,12 +90,17 @@ class Cluster:
     def stop(self) -> None:
         if self.lb is not None:
             self.lb.stop()
-        self.leftovers = self.node.stop()
+        self.leftovers = []
+        for node in reversed(self.nodes):
+            self.leftovers += node.stop()
+        if self.lan is not None:
+            self.lan.stop()
         self.plane.stop()
 
     def pulls(self) -> list[str]:
-        """Every image pull containerd was asked for (none: every image is imported, see Node.pulls)."""
-        return self.node.pulls()
+        """Every image pull containerd was asked for, on any node (none: every image is imported, see
+        Node.pulls)."""
+        return [line for node in self.nodes for line in node.pulls()]
 
     def audit(self) -> list[dict[str, Any]]:
         """Completed write requests, in the order the API server answered them."""

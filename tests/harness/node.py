@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import ipaddress
 import json
 import os
 import shutil
@@ -32,12 +33,15 @@ import yaml
 
 from .api import Api, ApiError
 from .controlplane import BIN, POD_CIDR, SERVICE_CIDR, binary
+from .lan import Holder, Lan, node_ip
 from .procs import Proc, wait_until
 
 NODE_NAME = "envoy-node"
-NODE_IP = "10.10.0.2"
-NODE_GATEWAY = "10.10.0.1"  # nothing answers there: pods and the control plane all live in this namespace
-POD_SUBNET = "10.244.0.0/24"  # the first /24 the controller-manager's node IPAM hands out of POD_CIDR
+NODE_IP = node_ip(1)
+NODE_GATEWAY = "10.10.0.1"  # nothing answers there: the nodes reach each other on the lan (lan.py)
+# Two zones over the nodes (1, 3, ... in the first), as a cluster spread over two failure domains labels them.
+ZONES = ("zone-a", "zone-b")
+ZONE_LABEL = "topology.kubernetes.io/zone"
 DNS_IP = "10.96.0.10"
 API_PORT = 6443
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10.1"
@@ -57,15 +61,23 @@ KUBELET_SYSCTLS = (
     "kernel/keys/root_maxbytes",
 )
 CGROUP_FS = Path("/sys/fs/cgroup")
+# Per network namespace, on every node: forwarding for the pods, iptables on the bridge (kube-proxy's DNAT and
+# kube-router's filters see pod-to-pod traffic), DNAT to loopback.
+NODE_NET_SYSCTLS = ("net.ipv4.ip_forward", "net.bridge.bridge-nf-call-iptables", "net.ipv4.conf.all.route_localnet")
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWNET = 0x40000000
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
 def _sh(*argv: str, check: bool = True) -> None:
-    done = subprocess.run(list(argv), capture_output=True, text=True, check=False)
+    _run(list(argv), check=check)
+
+
+def _run(argv: list[str], check: bool = True) -> str:
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if check and done.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr.strip()}")
+    return done.stdout
 
 
 def enter_namespaces(workdir: Path) -> None:
@@ -83,9 +95,7 @@ def enter_namespaces(workdir: Path) -> None:
     _sh("ip", "link", "set", "node0", "up")
     _sh("ip", "link", "set", "node0-peer", "up")
     _sh("ip", "route", "add", "default", "via", NODE_GATEWAY, "dev", "node0", "onlink")
-    # Per network namespace: forwarding for the pods, iptables on the bridge (kube-proxy's DNAT and
-    # kube-router's filters see pod-to-pod traffic), DNAT to loopback.
-    for key in ("net.ipv4.ip_forward", "net.bridge.bridge-nf-call-iptables", "net.ipv4.conf.all.route_localnet"):
+    for key in NODE_NET_SYSCTLS:
         _sh("sysctl", "-qw", f"{key}=1")
     _sh("mount", "-t", "tmpfs", "-o", "mode=755", "tmpfs", "/run")
     Path("/run/lock").mkdir()
@@ -120,29 +130,46 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _root_pid(name: str) -> int:
+    """The harness PID a cgroup root is named after (`envoy-node-<pid>` or `envoy-node-<pid>-<node>`)."""
+    return int(name.removeprefix(CGROUP_PREFIX).split("-")[0])
+
+
+def _shims_by_mount_namespace() -> tuple[dict[int, str], set[str]]:
+    """Our shims with their mount namespaces, and every mount namespace some other process lives in."""
+    shim = str(BIN / "containerd-shim-runc-v2")
+    shims: dict[int, str] = {}
+    others: set[str] = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                mnt = os.readlink(entry / "ns" / "mnt")
+                if os.readlink(entry / "exe") == shim:
+                    shims[int(entry.name)] = mnt
+                else:
+                    others.add(mnt)
+    return shims, others
+
+
 def sweep_dead_runs() -> list[str]:
     """Clean up after harness runs that were killed hard (SIGKILL, a timeout): containerd's shims outlive
     them (they detach), and so do the containers and the cgroup root named after the dead harness's PID.
-    A live run's shims share its mount namespace and are left alone."""
+    A shim whose node still has a live process in its mount namespace (containerd, the harness, a node's
+    namespace holder) belongs to a live run, on any of its nodes, and is left alone."""
     swept = []
-    live_namespaces = {os.readlink("/proc/self/ns/mnt")}
     for root in sorted((CGROUP_FS / "pids").glob(f"{CGROUP_PREFIX}*")):
-        pid = int(root.name.removeprefix(CGROUP_PREFIX))
-        if _alive(pid):
-            with contextlib.suppress(OSError):
-                live_namespaces.add(os.readlink(f"/proc/{pid}/ns/mnt"))
+        if _alive(_root_pid(root.name)):
             continue
         for stale in cgroup_pids(root.name):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(stale, signal.SIGKILL)
         swept.append(root.name)
-    shim = str(BIN / "containerd-shim-runc-v2")
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                if os.readlink(entry / "exe") == shim and os.readlink(entry / "ns" / "mnt") not in live_namespaces:
-                    os.kill(int(entry.name), signal.SIGKILL)
-                    swept.append(f"shim {entry.name}")
+    shims, others = _shims_by_mount_namespace()
+    for pid, mnt in shims.items():
+        if mnt not in others:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            swept.append(f"shim {pid}")
     for name in swept:
         if not name.startswith("shim "):
             deadline = time.monotonic() + 5
@@ -227,7 +254,11 @@ state = "/run/containerd"
 """
 
 
-def _cni_config(state: Path) -> dict[str, Any]:
+def _cni_config(state: Path, subnet: str) -> dict[str, Any]:
+    # No masquerade: the harness routes pod networks between the nodes (lan.py), so a pod's packets keep its
+    # address on every node and network policies judge the pod itself (kube-proxy masquerades what leaves
+    # the cluster for a Service, as it does on any cluster).
+    gateway = str(ipaddress.ip_network(subnet)[1])
     return {
         "cniVersion": "1.0.0",
         "name": "envoy-node",
@@ -236,12 +267,12 @@ def _cni_config(state: Path) -> dict[str, Any]:
                 "type": "bridge",
                 "bridge": "cni0",
                 "isGateway": True,
-                "ipMasq": True,
+                "ipMasq": False,
                 "hairpinMode": True,
                 "ipam": {
                     "type": "host-local",
                     "dataDir": str(state / "cni-ipam"),
-                    "ranges": [[{"subnet": POD_SUBNET, "gateway": POD_SUBNET.replace("0/24", "1")}]],
+                    "ranges": [[{"subnet": subnet, "gateway": gateway}]],
                     "routes": [{"dst": "0.0.0.0/0"}],
                 },
             },
@@ -407,20 +438,48 @@ def node_image_archives(with_block_images: bool) -> list[Path]:
 
 
 class Node:
-    """The node's daemons, started after the control plane (whose kubeconfig and CA they use)."""
+    """One node's daemons, started after the control plane (whose kubeconfig and CA they use).
 
-    def __init__(self, workdir: Path, api: Api, kubeconfig: Path, pki_dir: Path) -> None:
+    Node 1 lives in the harness's own namespaces (`enter_namespaces`); node 2, 3, ... each in a network and
+    mount namespace of its own (a `Holder`), with their own /run, /var/log, containerd, kubelet, kube-proxy
+    and kube-router, all plugged into the lan. The scheduler and CoreDNS are the cluster's: node 1 starts
+    them. `start` runs the phases for one node alone; Cluster runs each phase across all nodes in turn."""
+
+    def __init__(
+        self, workdir: Path, api: Api, kubeconfig: Path, pki_dir: Path, *, index: int = 1, lan: Lan | None = None
+    ) -> None:
         self.workdir = workdir
         self.api = api
         self.kubeconfig = kubeconfig
         self.pki_dir = pki_dir
-        self.state = workdir / "node"
-        self.cgroup_root = f"{CGROUP_PREFIX}{os.getpid()}"
+        self.index = index
+        self.lan = lan
+        self.name = NODE_NAME if index == 1 else f"{NODE_NAME}-{index}"
+        self.ip = node_ip(index)
+        self.zone = ZONES[(index - 1) % len(ZONES)]
+        # Node 1 keeps the paths the single-node harness always had (logs beside the control plane's).
+        self.state = workdir / ("node" if index == 1 else f"node{index}")
+        self.logdir = workdir if index == 1 else self.state
+        self.cgroup_root = f"{CGROUP_PREFIX}{os.getpid()}" + ("" if index == 1 else f"-{index}")
+        self.holder: Holder | None = None
+        self.pod_cidr = ""
         self.procs: list[Proc] = []
         self.timings: dict[str, float] = {}
 
+    @property
+    def port(self) -> str:
+        """This node's port on the lan's bridge (cut it and the node has lost its network)."""
+        return "node0-peer" if self.index == 1 else f"node{self.index}-lan"
+
+    def _prefix(self) -> list[str]:
+        return self.holder.prefix() if self.holder else []
+
+    def sh(self, *argv: str, check: bool = True) -> str:
+        """Run a command in this node's namespaces."""
+        return _run([*self._prefix(), *argv], check=check)
+
     def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> Proc:
-        proc = Proc(name, argv, self.workdir / f"{name}.log", env=env)
+        proc = Proc(name, [*self._prefix(), *argv], self.logdir / f"{name}.log", env=env)
         self.procs.append(proc)
         return proc
 
@@ -431,27 +490,71 @@ class Node:
             return bool(check_())
 
         try:
-            wait_until(alive_and, timeout, proc.name)
+            wait_until(alive_and, timeout, f"{self.name}: {proc.name}")
         except (TimeoutError, RuntimeError) as exc:
             raise RuntimeError(f"{exc}\n--- {proc.name} log ---\n{proc.tail()}") from None
 
     def ctr(self, *args: str) -> str:
         done = subprocess.run(
-            [binary("ctr"), "--address", "/run/containerd/containerd.sock", "-n", "k8s.io", *args],
+            [*self._prefix(), binary("ctr"), "--address", "/run/containerd/containerd.sock", "-n", "k8s.io", *args],
             capture_output=True,
             text=True,
             check=False,
         )
         if done.returncode != 0:
-            raise RuntimeError(f"ctr {' '.join(args)}: {done.stderr.strip()}")
+            raise RuntimeError(f"{self.name}: ctr {' '.join(args)}: {done.stderr.strip()}")
         return done.stdout
 
     def start(self, images: list[Path]) -> None:
+        """One node alone (and the cluster's scheduler and CoreDNS with it when it is node 1)."""
         t0 = time.monotonic()
+        self.prepare()
+        self.runtime(images)
+        self.timings["containerd + images"] = time.monotonic() - t0
+        self.kubelet()
+        self.network([])
+        self.timings["node Ready"] = time.monotonic() - t0
+        self.services()
+        if self.index == 1:
+            self.cluster_services()
+            self.timings["CoreDNS Ready"] = time.monotonic() - t0
+
+    def prepare(self) -> None:
+        """The node's namespaces (node 2, 3, ...) and its port on the lan."""
         self.state.mkdir(parents=True, exist_ok=True)
-        swept = sweep_dead_runs()
-        if swept:
-            print(f"harness: cleaned up after killed runs: {', '.join(swept)}", flush=True)
+        if self.index == 1:
+            swept = sweep_dead_runs()
+            if swept:
+                print(f"harness: cleaned up after killed runs: {', '.join(swept)}", flush=True)
+        else:
+            self._namespaces()
+        if self.lan is not None:
+            self.lan.plug(self.port)
+
+    def _namespaces(self) -> None:
+        """What enter_namespaces does for node 1, for a node of its own: a private /run and /var/log (the
+        machine-wide sysctl files are already bound over /proc/sys in the mount namespace it copies), its
+        address on a veth whose other end goes to the lan."""
+        self.holder = Holder(f"{self.name}-namespaces", self.state / "namespaces.log", mount=True)
+        h = self.holder
+        h.sh("mount", "-t", "tmpfs", "-o", "mode=755", "tmpfs", "/run")
+        h.sh("mkdir", "-p", "/run/lock")
+        varlog = self.state / "varlog"
+        varlog.mkdir(parents=True, exist_ok=True)
+        h.sh("mount", "--bind", str(varlog), "/var/log")
+        h.sh("ip", "link", "set", "lo", "up")
+        inside = f"node{self.index}-eth"
+        _run(["ip", "link", "add", inside, "type", "veth", "peer", "name", self.port])
+        _run(["ip", "link", "set", inside, "netns", str(h.pid)])
+        h.sh("ip", "link", "set", inside, "name", "node0")
+        h.sh("ip", "addr", "add", f"{self.ip}/24", "dev", "node0")
+        h.sh("ip", "link", "set", "node0", "up")
+        h.sh("ip", "route", "add", "default", "via", NODE_GATEWAY, "dev", "node0", "onlink")
+        for key in NODE_NET_SYSCTLS:
+            h.sh("sysctl", "-qw", f"{key}=1")
+
+    def runtime(self, images: list[Path]) -> None:
+        """containerd, with every image imported (never pulled)."""
         make_cgroup_root(self.cgroup_root)
         self._containerd()
         for archive in images:
@@ -460,25 +563,45 @@ class Node:
 
         if WAF_REF in self.ctr("images", "ls", "-q").split():
             self.ctr("images", "tag", WAF_REF, OWN_WAF_IMAGE)
-        self.timings["containerd + images"] = time.monotonic() - t0
-        self._kubelet()
-        self.timings["node Ready"] = time.monotonic() - t0
-        self._kube_proxy()
-        self._scheduler()
-        self._kube_router()
-        self._coredns()
-        self.timings["CoreDNS Ready"] = time.monotonic() - t0
 
     def _containerd(self) -> None:
-        cni = self.state / "cni"
-        cni.mkdir(exist_ok=True)
-        (cni / "10-envoy-node.conflist").write_text(json.dumps(_cni_config(self.state), indent=2), encoding="utf-8")
+        (self.state / "cni").mkdir(exist_ok=True)
         config = self.state / "containerd.toml"
-        config.write_text(_containerd_config(self.state, cni), encoding="utf-8")
+        config.write_text(_containerd_config(self.state, self.state / "cni"), encoding="utf-8")
         # containerd finds its shim (containerd-shim-runc-v2) on PATH.
         env = {**os.environ, "PATH": f"{BIN}:/usr/sbin:/usr/bin:/sbin:/bin"}
         proc = self._spawn("containerd", [binary("containerd"), "--config", str(config)], env=env)
         self._wait(proc, lambda: self.ctr("version"), 60)
+
+    def kubelet(self) -> None:
+        """Start the kubelet; it registers the node, node IPAM gives it a pod CIDR, and the CNI config is
+        written for that CIDR (containerd picks it up; the node turns Ready then)."""
+        self._kubelet()
+        self._wait(self.procs[-1], self._pod_cidr, 120)
+        cni = self.state / "cni" / "10-envoy-node.conflist"
+        cni.write_text(json.dumps(_cni_config(self.state, self.pod_cidr), indent=2), encoding="utf-8")
+
+    def network(self, nodes: list[Node]) -> None:
+        """Routes to the other nodes' pod networks (as a cluster's CNI sets them), then wait for Ready."""
+        for other in nodes:
+            if other is not self:
+                self.sh("ip", "route", "replace", other.pod_cidr, "via", other.ip, "dev", "node0")
+        kubelet = next(p for p in self.procs if p.name == "kubelet")
+        self._wait(kubelet, self._node_ready, 180)
+
+    def services(self) -> None:
+        """The node's own network services: kube-proxy and kube-router."""
+        self._kube_proxy()
+        self._kube_router()
+
+    def cluster_services(self) -> None:
+        self._scheduler()
+        self._coredns()
+
+    def _pod_cidr(self) -> bool:
+        node = self.api.get(f"/api/v1/nodes/{self.name}")
+        self.pod_cidr = str((node.get("spec") or {}).get("podCIDR") or "")
+        return bool(self.pod_cidr)
 
     def _kubelet(self) -> None:
         p = self.pki_dir
@@ -491,7 +614,7 @@ class Node:
             "cgroupRoot": f"/{self.cgroup_root}",
             "cgroupsPerQOS": True,
             "containerRuntimeEndpoint": "unix:///run/containerd/containerd.sock",
-            "address": NODE_IP,
+            "address": self.ip,
             "port": 10250,
             "readOnlyPort": 0,
             "healthzBindAddress": "127.0.0.1",
@@ -505,7 +628,6 @@ class Node:
             "clusterDomain": "cluster.local",
             "clusterDNS": [DNS_IP],
             "resolvConf": str(self._resolv_conf()),
-            "podCIDR": POD_SUBNET,
             "podLogsDir": str(self.state / "pod-logs"),
             "failSwapOn": False,
             # The disk is shared with other jobs: never evict or collect images because of it.
@@ -521,20 +643,20 @@ class Node:
         }
         path = self.state / "kubelet.yaml"
         path.write_text(yaml.safe_dump(config), encoding="utf-8")
-        proc = self._spawn(
+        self._spawn(
             "kubelet",
             [
                 binary("kubelet"),
                 f"--config={path}",
                 f"--kubeconfig={self.kubeconfig}",
-                f"--hostname-override={NODE_NAME}",
-                f"--node-ip={NODE_IP}",
+                f"--hostname-override={self.name}",
+                f"--node-ip={self.ip}",
+                f"--node-labels={ZONE_LABEL}={self.zone}",
                 f"--root-dir={self.state / 'kubelet'}",
                 f"--cert-dir={self.state / 'kubelet-pki'}",
                 "--v=1",
             ],
         )
-        self._wait(proc, self._node_ready, 180)
 
     def _resolv_conf(self) -> Path:
         # Pods with dnsPolicy Default (CoreDNS itself) get this; there is no upstream resolver here.
@@ -543,7 +665,7 @@ class Node:
         return path
 
     def _node_ready(self) -> bool:
-        node = self.api.get(f"/api/v1/nodes/{NODE_NAME}")
+        node = self.api.get(f"/api/v1/nodes/{self.name}")
         conditions = (node.get("status") or {}).get("conditions") or []
         return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
 
@@ -552,8 +674,8 @@ class Node:
             "apiVersion": "kubeproxy.config.k8s.io/v1alpha1",
             "kind": "KubeProxyConfiguration",
             "clientConnection": {"kubeconfig": str(self.kubeconfig)},
-            "hostnameOverride": NODE_NAME,
-            "bindAddress": NODE_IP,
+            "hostnameOverride": self.name,
+            "bindAddress": self.ip,
             "healthzBindAddress": "127.0.0.1:10256",
             "metricsBindAddress": "127.0.0.1:10249",
             "clusterCIDR": POD_CIDR,
@@ -590,7 +712,7 @@ class Node:
             [
                 binary("kube-router"),
                 f"--kubeconfig={self.kubeconfig}",
-                f"--hostname-override={NODE_NAME}",
+                f"--hostname-override={self.name}",
                 "--run-firewall=true",
                 "--run-router=false",
                 "--run-service-proxy=false",
@@ -617,7 +739,7 @@ class Node:
         """Every image pull the kubelet asked containerd for (containerd logs each `PullImage` request at info
         level, also one that fails for want of a network). With every image imported and `IfNotPresent`, as
         users run it, there must be none: the kubelet finds the image present and says so instead."""
-        log = self.workdir / "containerd.log"
+        log = self.logdir / "containerd.log"
         if not log.is_file():
             return []
         return [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if "PullImage" in line]
@@ -633,17 +755,21 @@ class Node:
         for pid in cgroup_pids(self.cgroup_root):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        # The shims detach from containerd's process group; ours are the ones in this mount namespace.
-        shim, mine = str(BIN / "containerd-shim-runc-v2"), os.readlink("/proc/self/ns/mnt")
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                with contextlib.suppress(OSError):
-                    if os.readlink(entry / "exe") == shim and os.readlink(entry / "ns" / "mnt") == mine:
-                        os.kill(int(entry.name), signal.SIGKILL)
+        # The shims detach from containerd's process group; ours are the ones in this node's mount namespace.
+        mine = os.readlink(self.holder.mntns if self.holder else "/proc/self/ns/mnt")
+        shims, _ = _shims_by_mount_namespace()
+        for pid, mnt in shims.items():
+            if mnt == mine:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
         if "containerd" in by_name:
             by_name["containerd"].stop()
         self.procs.clear()
-        self._unmount()
+        if self.holder is None:
+            self._unmount()
+        else:
+            # Its mounts go with its mount namespace, once its last process (the holder) is gone.
+            self.holder.stop()
         # containerd's root holds every image twice (content and overlay snapshots: about 2 GiB). A run keeps
         # its logs for reading afterwards, not that: CI ran out of disk with several runs' roots kept.
         shutil.rmtree(self.state / "containerd", ignore_errors=True)
@@ -655,6 +781,21 @@ class Node:
                 break
             time.sleep(0.2)
         return left
+
+    def lose_network(self) -> None:
+        """The node loses its network (its port on the lan cut) and its kubelet stops: what a dead node is
+        to the rest of the cluster. Its pods keep running in the dark, as on a machine that lost its link."""
+        assert self.lan is not None, "a node without a lan cannot lose it"
+        self.lan.cut(self.port)
+        next(p for p in self.procs if p.name == "kubelet").stop()
+
+    def come_back(self) -> None:
+        """The link back and the kubelet started again (same config): the node rejoins."""
+        assert self.lan is not None
+        self.procs = [p for p in self.procs if p.name != "kubelet"]
+        self.lan.mend(self.port)
+        self._kubelet()
+        self._wait(self.procs[-1], self._node_ready, 180)
 
     def _unmount(self) -> None:
         """Unmount what containerd and the kubelet mounted under the workdir (overlay snapshots, volumes,

@@ -91,6 +91,14 @@ func serve() error {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		// ?delay=8s answers after that long (60 s at most): a long request to hold open across a drain.
+		if d, err := time.ParseDuration(r.URL.Query().Get("delay")); err == nil && d > 0 {
+			select {
+			case <-time.After(min(d, time.Minute)):
+			case <-r.Context().Done():
+				return
+			}
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(echoed{pod, r.RemoteAddr, r.TLS != nil, r.Method, r.Host, r.URL.Path, r.Header})
 	})
