@@ -1,10 +1,12 @@
-"""The local cluster: `python -m tests.harness --dir DIR [--kubeconfig PATH] [--images] [-- CMD ...]`.
+"""The local cluster: `python -m tests.harness --dir DIR [--kubeconfig PATH] [--images] [--lb metallb] [-- CMD ...]`.
 
 The control plane and a real node (node.py) in a network and mount namespace of their own (needs root). With
 `-- CMD`: CMD runs inside that namespace with KUBECONFIG set (the API server is at https://10.10.0.2:6443
 there), its exit code is printed and returned, then everything is torn down (processes, mounts, cgroups).
 `--images` imports the images `make images` built (Envoy Gateway, Envoy, the WAF, the echo backend) besides
-the node's own (pause, CoreDNS, the echo backend).
+the node's own (pause, CoreDNS, the echo backend). `--lb metallb`: a real MetalLB (controller and speaker, L2
+mode, its pool 203.0.113.0/24) assigns and announces LoadBalancer addresses instead of the harness
+(loadbalancer.py); its images are imported with the node's own.
 
 Without CMD: it runs until SIGTERM/SIGINT, printing `ready KUBECONFIG` once every component is up; the API
 server is reachable only inside its namespace (`nsenter -t PID -n -m CMD`, PID the harness's).
@@ -31,12 +33,18 @@ def main() -> int:
     parser.add_argument("--dir", required=True, type=Path, help="work folder (logs, certificates, etcd data)")
     parser.add_argument("--kubeconfig", type=Path, help="also copy the admin kubeconfig here")
     parser.add_argument("--images", action="store_true", help="import the images `make images` built")
+    parser.add_argument(
+        "--lb",
+        choices=("harness", "metallb"),
+        default="harness",
+        help="who assigns LoadBalancer addresses: the harness (default) or a real MetalLB in L2 mode",
+    )
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ...: run CMD against the cluster")
     args = parser.parse_args()
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     workdir = args.dir.resolve()
     # Exported on the machine's side (buildah), before the namespaces exist.
-    images = node_image_archives(args.images)
+    images = node_image_archives(args.images, metallb=args.lb == "metallb")
     workdir.mkdir(parents=True, exist_ok=True)
     # Before any thread: unshare(CLONE_NEWNS) refuses a multi-threaded process.
     enter_namespaces(workdir)
@@ -44,17 +52,18 @@ def main() -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: done.set())
     start = time.monotonic()
-    cluster = Cluster(workdir, images=images)
+    cluster = Cluster(workdir, images=images, lb=args.lb)
     code = 0
     try:
         cluster.start()
-        steps = ", ".join(f"{k} {v:.1f} s" for k, v in cluster.node.timings.items())
+        timings = {**cluster.node.timings, **cluster.timings}
+        steps = ", ".join(f"{k} {v:.1f} s" for k, v in timings.items())
         print(f"harness: real node up in {time.monotonic() - start:.1f} s ({steps})", flush=True)
         if args.kubeconfig:
             shutil.copyfile(cluster.kubeconfig, args.kubeconfig)
             args.kubeconfig.chmod(0o600)
         if cmd:
-            env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "HARNESS_NODE": "real"}
+            env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "HARNESS_NODE": "real", "HARNESS_LB": args.lb}
             child = subprocess.Popen(cmd, env=env)
             while child.poll() is None and not done.is_set():
                 time.sleep(0.2)

@@ -1,12 +1,15 @@
 """The whole local cluster: the control plane, then the real node (node.py) and the LoadBalancer provider
-(loadbalancer.py), all in the network and mount namespace node.enter_namespaces made for this process."""
+(the harness's own address assignment, loadbalancer.py, or a real MetalLB, metallb.py), all in the network and
+mount namespace node.enter_namespaces made for this process."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from . import metallb
 from .api import Api
 from .controlplane import ControlPlane
 from .loadbalancer import LoadBalancer
@@ -16,14 +19,20 @@ from .procs import wait_until
 
 class Cluster:
     """node.enter_namespaces must have run in this process; `images`: OCI archives imported into the node's
-    containerd (node_image_archives)."""
+    containerd (node_image_archives, with MetalLB's images for `lb="metallb"`). `lb`: who assigns
+    LoadBalancer addresses, the harness (loadbalancer.py) or a real MetalLB in L2 mode (metallb.py) over the
+    same TEST-NET pool."""
 
-    def __init__(self, workdir: Path, *, images: list[Path] | None = None) -> None:
+    def __init__(
+        self, workdir: Path, *, images: list[Path] | None = None, lb: Literal["harness", "metallb"] = "harness"
+    ) -> None:
         self.workdir = workdir
         self.plane = ControlPlane(workdir, NODE_IP)
         self.node = Node(workdir, self.api, self.kubeconfig, self.plane.pki_dir)
         self.images = list(images or [])
+        self.lb_kind = lb
         self.lb: LoadBalancer | None = None
+        self.timings: dict[str, float] = {}
         self.leftovers: list[str] = []
 
     @property
@@ -38,10 +47,17 @@ class Cluster:
     def start(self) -> Cluster:
         try:
             self.plane.start()
+            node_start = time.monotonic()
             self.node.start(self.images)
-            self.lb = LoadBalancer(self.api)
-            self.lb.start()
             api = self.api
+            if self.lb_kind == "metallb":
+                # Seconds since the node's start, as the node's own timings count.
+                offset = time.monotonic() - node_start
+                steps = metallb.install(api, pool=metallb.POOL, interfaces=None)
+                self.timings.update({f"MetalLB {k}": offset + v for k, v in steps.items()})
+            else:
+                self.lb = LoadBalancer(api)
+                self.lb.start()
             wait_until(
                 lambda: api.get("/api/v1/namespaces/default/serviceaccounts/default"), 60, "default ServiceAccount"
             )
