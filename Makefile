@@ -238,13 +238,14 @@ mutation: $(STAMP) tools $(WAF_BINARY)
 mutation-node: $(STAMP) tools node-images $(REGISTRY) $(NODE_DEPS)
 	$(BIN)/python tools/mutate.py --node
 
-## node-test: prove the real node: kubelet, containerd, runc, CNI, kube-proxy, scheduler, CoreDNS, kube-router
+## node-test: prove the real node: kubelet, containerd, runc, CNI, kube-proxy, scheduler, CoreDNS, kube-router, MetalLB
 # The real node (tests/harness/node.py: kubelet, containerd, runc, CNI, kube-proxy, kube-scheduler, kube-router,
 # CoreDNS) in a network and mount namespace of its own, with the images `make images` built: Ready node, a
-# Deployment with real probes, a Service through kube-proxy and CoreDNS, no image pulled.
+# Deployment with real probes, a Service through kube-proxy and CoreDNS, no image pulled; a real MetalLB (L2)
+# assigning, refusing and announcing LoadBalancer addresses (tests/node/test_metallb.py).
 node-test: $(STAMP) tools node-images $(NODE_DEPS)
 	@dir=$$(mktemp -d) && trap 'rm -rf $$dir' EXIT && \
-	  $(BIN)/python -m tests.harness --dir $$dir --images -- $(BIN)/pytest -s tests/node
+	  $(BIN)/python -m tests.harness --dir $$dir --images --lb metallb -- $(BIN)/pytest -s tests/node
 
 ## cluster-test: the cluster scenarios on the real node with the real controller, proxies and WAF as pods
 # The playbooks against the real single-node cluster (tests/harness: control plane and a real node in a network

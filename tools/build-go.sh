@@ -58,6 +58,11 @@ cgo=1 tags=seccomp build runc runc "-X main.version=1.3.4" github.com/opencontai
 build coredns coredns "" polycrate.local/envoy/tools/coredns
 build kube-router kube-router "-X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=v2.1.0" \
   github.com/cloudnativelabs/kube-router/v2/cmd/kube-router
+# MetalLB (tests/harness/metallb.py): controller and speaker into metallb/ beside bin/ (their names are generic).
+# v0.15.2: v0.16.2 needs frr-k8s v0.0.27's API, and the proxy serves frr-k8s only at v0.0.17, v0.0.18 and
+# v0.0.21; the go.mod replaces v0.15.2's v0.0.20 (not served) by v0.0.21 (the FRR-K8s mode's API types only).
+out=$dest/../metallb build metallb metallb "" \
+  go.universe.tf/metallb/controller go.universe.tf/metallb/speaker
 # The node's own small images (tests/harness/images.py): the sandbox's pause and the echo backend, into
 # node-images/, beside bin/, so `echo` never shadows the shell's on PATH.
 out=$dest/../node-images build pause pause "" polycrate.local/envoy/tools/pause

@@ -1,14 +1,16 @@
 """The whole local cluster: the control plane, then the real nodes (node.py) on one L2 segment (lan.py) and the
-LoadBalancer provider (loadbalancer.py). The control plane and node 1 live in the network and mount namespace
-node.enter_namespaces made for this process; node 2, 3, ... each in namespaces of their own."""
+LoadBalancer provider (the harness's own address assignment, loadbalancer.py, or a real MetalLB in L2 mode,
+metallb.py). The control plane and node 1 live in the network and mount namespace node.enter_namespaces made
+for this process; node 2, 3, ... each in namespaces of their own."""
 
 from __future__ import annotations
 
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from . import metallb
 from .api import Api
 from .controlplane import ControlPlane
 from .lan import Lan
@@ -19,9 +21,18 @@ from .procs import wait_until
 
 class Cluster:
     """node.enter_namespaces must have run in this process; `images`: OCI archives imported into the node's
-    containerd (node_image_archives)."""
+    containerd (node_image_archives, with MetalLB's images for `lb="metallb"`). `lb`: who assigns
+    LoadBalancer addresses, the harness (loadbalancer.py) or a real MetalLB in L2 mode (metallb.py) over the
+    same TEST-NET pool."""
 
-    def __init__(self, workdir: Path, *, images: list[Path] | None = None, nodes: int = 1) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        images: list[Path] | None = None,
+        nodes: int = 1,
+        lb: Literal["harness", "metallb"] = "harness",
+    ) -> None:
         if nodes < 1:
             raise ValueError("a cluster needs at least one node")
         self.workdir = workdir
@@ -30,6 +41,7 @@ class Cluster:
         self.lan: Lan | None = None
         self.nodes: list[Node] = []
         self.images = list(images or [])
+        self.lb_kind = lb
         self.lb: LoadBalancer | None = None
         self.leftovers: list[str] = []
         self.timings: dict[str, float] = {}
@@ -76,9 +88,15 @@ class Cluster:
                 node.services()
             self.node.cluster_services()
             mark("CoreDNS Ready")
-            self.lb = LoadBalancer(self.api)
-            self.lb.start()
             api = self.api
+            if self.lb_kind == "metallb":
+                # Announced on each node's port on the lan (every node names it node0), as a platform team
+                # names the interface that faces its routers.
+                metallb.install(api, pool=metallb.POOL, interfaces=["node0"])
+                mark("MetalLB Ready")
+            else:
+                self.lb = LoadBalancer(api)
+                self.lb.start()
             wait_until(
                 lambda: api.get("/api/v1/namespaces/default/serviceaccounts/default"), 60, "default ServiceAccount"
             )

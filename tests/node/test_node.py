@@ -44,6 +44,24 @@ def when(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
+def post_deployment(api: Api, namespace: str, container: dict[str, Any], replicas: int) -> None:
+    """A Deployment `web` (pods labelled app=web) of one container."""
+    labels = {"app": "web"}
+    api.post(
+        f"/apis/apps/v1/namespaces/{namespace}/deployments",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": namespace},
+            "spec": {
+                "replicas": replicas,
+                "selector": {"matchLabels": labels},
+                "template": {"metadata": {"labels": labels}, "spec": {"containers": [container]}},
+            },
+        },
+    )
+
+
 def test_node_ready_with_its_runtime(api: Api) -> None:
     node = api.get(f"/api/v1/nodes/{NODE_NAME}")
     ready = {c["type"]: c["status"] for c in node["status"]["conditions"]}
@@ -67,19 +85,7 @@ def test_deployment_with_real_probes_service_and_dns(api: Api, namespace: str) -
         "securityContext": restricted(),
         "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "64Mi"}},
     }
-    api.post(
-        f"/apis/apps/v1/namespaces/{namespace}/deployments",
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "web", "namespace": namespace},
-            "spec": {
-                "replicas": 2,
-                "selector": {"matchLabels": labels},
-                "template": {"metadata": {"labels": labels}, "spec": {"containers": [container]}},
-            },
-        },
-    )
+    post_deployment(api, namespace, container, replicas=2)
     api.post(
         f"/api/v1/namespaces/{namespace}/services",
         {

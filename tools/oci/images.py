@@ -280,6 +280,24 @@ EG_REPOSITORY = "docker.io/envoyproxy/gateway"
 ENVOY_REPOSITORY = "docker.io/envoyproxy/envoy"
 NONROOT = "65532:65532"
 NODE_OWN_REFS = [PAUSE_REF, COREDNS_REF, ECHO_REF]
+# MetalLB (tests/harness/metallb.py), tagged as its own manifests name its images, at the version its wrapper
+# module pins (tools/go/metallb/go.mod): the upstream manifests run unchanged, nothing pulled.
+METALLB_MODULE = ROOT / "tools" / "go" / "metallb"
+
+
+def metallb_version() -> str:
+    """The MetalLB release tools/go/metallb pins (`require go.universe.tf/metallb vX.Y.Z`)."""
+    text = (METALLB_MODULE / "go.mod").read_text(encoding="utf-8")
+    match = re.search(r"^\s*(?:require\s+)?go\.universe\.tf/metallb (v\S+)", text, re.MULTILINE)
+    if not match:
+        raise OCIError(f"{METALLB_MODULE / 'go.mod'}: no go.universe.tf/metallb requirement")
+    return match.group(1)
+
+
+def metallb_refs() -> list[str]:
+    """quay.io/metallb/controller and speaker at the pinned version (their tags in metallb-native.yaml)."""
+    version = metallb_version()
+    return [f"quay.io/metallb/{name}:{version}" for name in ("controller", "speaker")]
 
 
 def _static(
@@ -331,7 +349,7 @@ def node_image_refs() -> list[str]:
         tag = envoy_of_release(version)
         if tag is not None and f"{ENVOY_REPOSITORY}:{tag}" not in refs:
             refs.append(f"{ENVOY_REPOSITORY}:{tag}")
-    return [*refs, WAF_REF]
+    return [*refs, *metallb_refs(), WAF_REF]
 
 
 def node_own_images(store: Store) -> None:
@@ -340,6 +358,21 @@ def node_own_images(store: Store) -> None:
     _static(store, PAUSE_REF, node_bin / "pause", entrypoint=("/usr/local/bin/pause",))
     _static(store, COREDNS_REF, TOOLS / "bin" / "coredns", entrypoint=("/usr/local/bin/coredns",))
     _static(store, ECHO_REF, node_bin / "echo", entrypoint=("/usr/local/bin/echo",), cmd=("serve",))
+    metallb_images(store)
+
+
+def metallb_images(store: Store) -> list[str]:
+    """MetalLB's controller and speaker as its Dockerfiles make them (distroless/static: the binary at /, run as
+    root unless the pod says otherwise; the controller's pod runs as 65534, the speaker's as root for ARP)."""
+    refs = metallb_refs()
+    for ref in refs:
+        name = ref.rsplit("/", 1)[1].split(":")[0]
+        binary = TOOLS / "metallb" / name
+        if not binary.is_file():
+            raise OCIError(f"{binary} is missing: run `make tools` (tools/build-go.sh builds it)")
+        config = ImageConfig(env={"PATH": PATH}, user="0", entrypoint=(f"/{name}",))
+        store.stand_in(ref, config, copies={f"/{name}": binary})
+    return refs
 
 
 def node_images(store: Store) -> list[str]:
