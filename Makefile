@@ -33,7 +33,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # Progress shows as it happens, also when the output goes to a pipe or a log.
 export PYTHONUNBUFFERED := 1
 
-.PHONY: help images node-images image-test container-mode-test waf-build setup image-venv tools render bench-render test lint unit unit-go unit-image fuzz translator-gate cluster-test node-test cluster-suite mutation-node waf-test traffic-test mutation molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
+.PHONY: help images node-images image-test container-mode-test waf-build setup image-venv tools render bench-render test lint unit unit-go unit-image fuzz translator-gate cluster-test cluster-test-nodes node-test cluster-suite mutation-node waf-test traffic-test mutation molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -256,7 +256,12 @@ node-test: $(STAMP) tools node-images $(NODE_DEPS)
 # may be pulled (checked at the end of each session).
 CLUSTER_WORKERS ?= 2
 cluster-test: $(STAMP) $(WAF_STAMP) tools node-images $(REGISTRY) $(IMAGE_STAMP) $(NODE_DEPS)
-	$(BIN)/pytest -n $(CLUSTER_WORKERS) --dist loadfile --durations=12 tests/cluster
+	$(BIN)/pytest -n $(CLUSTER_WORKERS) --dist loadfile --durations=12 --ignore=tests/cluster/test_nodes.py tests/cluster
+
+## cluster-test-nodes: three real nodes behind MetalLB: the edge and a node loss, a drain, policies across nodes
+# One session with three real nodes on one L2 segment (tests/harness/lan.py), two zones, a real MetalLB (L2).
+cluster-test-nodes: $(STAMP) $(WAF_STAMP) tools node-images $(REGISTRY) $(IMAGE_STAMP) $(NODE_DEPS)
+	HARNESS_NODES=3 HARNESS_LB=metallb $(BIN)/pytest --durations=5 tests/cluster/test_nodes.py
 
 ## molecule: the real playbooks through molecule against the real node
 # The real playbooks against the real single-node cluster (tests/harness), through molecule (converge, idempotence,
@@ -286,23 +291,20 @@ traffic-test: $(STAMP) $(WAF_STAMP) tools $(WAF_BINARY)
 	unshare -n $(BIN)/python -m tests.traffic.netns $(BIN)/pytest tests/traffic
 
 ## test: lint and every test (what CI runs)
-# The cluster scenarios mostly wait on the API server, the controller and the pods, so the WAF and traffic
-# tests, the image tests and the mutation runner run beside them (the traffic tests in their own network
-# namespace), their output shown when all are done; the cluster suite's parts run one after another
-# (cluster-test itself runs two sessions side by side, each with a real node of its own).
+# The cluster scenarios mostly wait on the API server, the controller and the pods, so they run in jobs side
+# by side (tools/jobs.py: each job's output printed whole when it ends, every exit code counted): the
+# single-node suite (cluster-test itself runs two sessions, each with a real node of its own), the three-node
+# scenarios followed by molecule and container mode, and the WAF, traffic and image tests, the mutation runner
+# and the fuzzer (the traffic tests in their own network namespace).
 test: lint unit unit-go unit-image images
-	@log=$$(mktemp) && trap 'rm -f $$log' EXIT && \
-	  { $(MAKE) --no-print-directory -k waf-test traffic-test image-test mutation fuzz >$$log 2>&1 & } && side=$$! && \
-	  $(MAKE) --no-print-directory cluster-suite; suite=$$?; \
-	  wait $$side; src=$$?; echo "---- make waf-test traffic-test image-test mutation fuzz (ran beside the cluster suite) ----"; cat $$log; \
-	  test $$suite -eq 0 -a $$src -eq 0
+	$(BIN)/python tools/jobs.py $(SIDE_JOBS) $(CLUSTER_JOBS)
 
-## cluster-suite: node-test, cluster-test, molecule and container mode, one after another
+SIDE_JOBS := "waf-test traffic-test image-test mutation fuzz"
+CLUSTER_JOBS := "node-test cluster-test" "cluster-test-nodes molecule container-mode-test"
+
+## cluster-suite: node-test, cluster-test, the three-node scenarios, molecule and container mode
 cluster-suite:
-	$(MAKE) --no-print-directory node-test
-	$(MAKE) --no-print-directory cluster-test
-	$(MAKE) --no-print-directory molecule
-	$(MAKE) --no-print-directory container-mode-test
+	$(BIN)/python tools/jobs.py $(CLUSTER_JOBS)
 
 ## docs: regenerate docs/configuration.md and the examples' renders from the schema
 # Regenerate what is derived from config.schema.json and examples/*/config.yml (tests fail when it drifts).

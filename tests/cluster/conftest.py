@@ -243,8 +243,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     if not NODE_IMAGES:
         pytest.fail("the node's namespaces were not entered: run with `-p tests.cluster.conftest`")
     workdir = tmp_path_factory.mktemp("cluster")
-    # HARNESS_NODES=3: the multi-node scenarios (tests/cluster/test_nodes.py, `make cluster-test-nodes`).
-    running = Cluster(workdir, images=NODE_IMAGES, nodes=int(os.environ.get("HARNESS_NODES", "1"))).start()
+    # HARNESS_NODES=3 HARNESS_LB=metallb: the multi-node scenarios (tests/cluster/test_nodes.py, `make
+    # cluster-test-nodes`) behind a real MetalLB.
+    nodes = int(os.environ.get("HARNESS_NODES", "1"))
+    metallb = os.environ.get("HARNESS_LB") == "metallb"
+    running = Cluster(workdir, images=NODE_IMAGES, nodes=nodes, lb="metallb" if metallb else "harness").start()
     try:
         yield running
     finally:
