@@ -358,6 +358,15 @@ MUTATIONS = (
         ("tests/unit/test_proxies.py",),
         "hpa",
     ),
+    Mutation(
+        "runbook-url-relative",
+        "an alert's runbook_url is an absolute http(s) URL (a relative path opens nowhere)",
+        f"{PKG}/formats.py",
+        'if url.scheme not in ("http", "https") or not url.hostname:',
+        "if False:",
+        ("tests/unit/test_monitoring.py",),
+        "runbook",
+    ),
     # Enforced on the real node (kube-router), one per policy the block renders for the data path; the test
     # itself removes every rule of the live policies in turn (test_removing_each_rule_turns_exactly_its_flows_red).
     Mutation(

@@ -76,6 +76,9 @@ _FORMAT_HINTS = {
     "quantity": "a Kubernetes quantity such as 100m, 256Mi or 1Gi",
     "cidr": "an IPv4 or IPv6 CIDR such as 10.0.0.0/8 or fd00::/8",
 }
+# Keys that were renamed, by path: what to write instead (the generic "unknown key" would not say). Each
+# component names its own.
+_MOVED = {**monitoring.RENAMED}
 _KEY_HINT = (
     "use a qualified name such as example.com/name or name (an optional DNS prefix and '/', then at most 63 "
     "of a-z, A-Z, 0-9, '-', '_', '.', starting and ending alphanumeric)"
@@ -281,6 +284,9 @@ def shape_problems(raw: Any, schema: Mapping[str, Any]) -> list[Problem]:
             for key in sorted(set(error.instance) - set(known)):
                 close = difflib.get_close_matches(key, known, n=1)
                 hint = f"did you mean '{close[0]}'? " if close else ""
+                if moved := _MOVED.get(_path([*parts, key])):
+                    problems.append(Problem(_path([*parts, key]), moved))
+                    continue
                 problems.append(
                     Problem(_path([*parts, key]), f"unknown key; {hint}known keys here: {', '.join(known)}")
                 )
