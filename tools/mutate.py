@@ -367,6 +367,32 @@ MUTATIONS = (
         ("tests/unit/test_monitoring.py",),
         "runbook",
     ),
+    Mutation(
+        "snapshot-keeps-render",
+        "a render refused before Ansible runs (CONFIG file unreadable, not YAML) removes the previous render",
+        "tools/snapshot.py",
+        "if gone := artifacts.remove(dest, render.OWNED):",
+        "if gone := []:",
+        ("tests/unit/test_snapshot_refusals.py",),
+    ),
+    Mutation(
+        "file-name-temp-uncounted",
+        "a manifest's file name fits the filesystem also under its temporary name during the atomic write",
+        f"{PKG}/limits.py",
+        "(written := artifacts.written_name_bytes(file_name))",
+        "(written := len(file_name.encode()))",
+        ("tests/unit/test_hostile_input.py",),
+        "file_name",
+    ),
+    Mutation(
+        "nul-in-string",
+        "a NUL character in a config string is refused at its path (Kubernetes refuses the manifest)",
+        f"{PKG}/inputs.py",
+        'if "\\x00" in value:',
+        "if False:",
+        ("tests/unit/test_hostile_input.py",),
+        "nul",
+    ),
     # Enforced on the real node (kube-router), one per policy the block renders for the data path; the test
     # itself removes every rule of the live policies in turn (test_removing_each_rule_turns_exactly_its_flows_red).
     Mutation(

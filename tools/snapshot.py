@@ -6,7 +6,8 @@
 
 The override file holds a workspace.poly `blocks:` entry ({name, config}) or just the config mapping. It is
 read as Polycrate reads YAML, within bounds (envoy_block.inputs: size, alias expansion, nesting, duplicate
-keys, plain tags only); a file it refuses gets one line on stderr and exit 2, before any work.
+keys, plain tags only); a file it refuses gets one line on stderr and exit 2, before any work, and the previous
+render in the artifacts folder is removed: it cannot pass for the config that was given (docs/configuration.md).
 """
 
 from __future__ import annotations
@@ -20,7 +21,26 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "collections/ansible_collections/polycrate_blocks/envoy/plugins/plugin_utils"))
 
-from envoy_block import inputs, polycrate  # noqa: E402
+from envoy_block import artifacts, inputs, polycrate, render  # noqa: E402
+
+
+def read_override(path: Path) -> bytes:
+    """The override's bytes; InputError with what to give instead when there is no file to read."""
+    wants = (
+        "give the path of a YAML file holding the envoy block's workspace.poly entry (name, config) or just its "
+        "config mapping, e.g. CONFIG=examples/waf/config.yml"
+    )
+    if not path.exists():
+        raise inputs.InputError(f"{path}: no such file; {wants}")
+    if path.is_dir():
+        raise inputs.InputError(f"{path}: a folder, not a file; {wants}")
+    size = path.stat().st_size
+    if size > inputs.MAX_BYTES:  # refused unread: a huge file costs nothing
+        raise inputs.InputError(
+            f"{path}: {size} bytes, more than the {inputs.MAX_BYTES} this reads; the block's config is a few KiB: "
+            "give the block's entry alone"
+        )
+    return path.read_bytes()
 
 
 def main() -> int:
@@ -33,15 +53,17 @@ def main() -> int:
 
     block_poly = yaml.safe_load((ROOT / "block.poly").read_text(encoding="utf-8"))
     workspace: dict[str, object] = {}
+    dest = Path(args.artifacts).resolve()
     if args.override:
         try:
-            loaded = inputs.load_mapping(args.override.read_bytes(), str(args.override))
+            loaded = inputs.load_mapping(read_override(args.override), str(args.override))
         except (inputs.InputError, OSError) as exc:
             print(f"snapshot: {exc}", file=sys.stderr)
+            if gone := artifacts.remove(dest, render.OWNED):
+                print(f"snapshot: removed the previous render ({len(gone)} files in {dest})", file=sys.stderr)
             return 2
         workspace = loaded if "config" in loaded else {"config": loaded}
-    artifacts = str(Path(args.artifacts).resolve())
-    data = polycrate.snapshot(block_poly, workspace, artifacts, args.kubeconfig)
+    data = polycrate.snapshot(block_poly, workspace, str(dest), args.kubeconfig)
     args.output.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return 0
 

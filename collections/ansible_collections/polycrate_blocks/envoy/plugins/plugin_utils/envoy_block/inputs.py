@@ -171,6 +171,10 @@ def plain(block: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
             # Outside the config (Polycrate's own block metadata) nothing is judged: only made plain.
             return value.isoformat() if isinstance(value, (datetime.date, datetime.datetime)) else str(value)
         if isinstance(value, str):
+            if "\x00" in value:
+                # Rendered as-is it makes manifests Kubernetes refuses (and C tools cut the value there).
+                problems.append(Problem(_path(parts), f"{shown(value)} holds a NUL character (\\0); remove it"))
+                return None
             return str(value)
         if isinstance(value, int):
             return int(value)
@@ -180,7 +184,14 @@ def plain(block: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
                 return None
             return float(value)
         if isinstance(value, Mapping):
-            return {str(k): convert(v, [*parts, str(k)]) for k, v in value.items()}
+            out: dict[str, Any] = {}
+            for key, item in value.items():
+                if "\x00" in str(key):
+                    at = _path([*parts, str(key)])
+                    problems.append(Problem(at, "this key holds a NUL character (\\0); remove it"))
+                    continue
+                out[str(key)] = convert(item, [*parts, str(key)])
+            return out
         if isinstance(value, (list, tuple)):
             return [convert(v, [*parts, i]) for i, v in enumerate(value)]
         if isinstance(value, (datetime.date, datetime.datetime)):
