@@ -235,7 +235,7 @@ MUTATIONS = (
         "validation-problems-twice",
         "each problem is reported once (Ansible prints `msg` twice)",
         f"{PLUGINS}/plugin_utils/envoy_action.py",
-        '"msg": f"{error.summary}, each with its config path and fix under `problems`; {consequence}",',
+        '"msg": f"{error.summary}, each with its fix under `problems`; {consequence}",',
         '"msg": f"{error.summary}: {\'; \'.join(map(str, error.problems))}; {consequence}",',
         ("tests/unit/test_config_invalid.py",),
         "each_invalid",
@@ -392,6 +392,15 @@ MUTATIONS = (
         "if False:",
         ("tests/unit/test_hostile_input.py",),
         "nul",
+    ),
+    Mutation(
+        "ip-listener-hostname",
+        "a listener hostname that is an IP address is refused (Gateway API hostnames cannot be IPs)",
+        f"{PKG}/formats.py",
+        '"gateway-hostname": gateway_hostname,',
+        '"gateway-hostname": lambda value: None,',
+        ("tests/unit/test_config_invalid.py",),
+        "ip and listener and hostname",
     ),
     # Enforced on the real node (kube-router), one per policy the block renders for the data path; the test
     # itself removes every rule of the live policies in turn (test_removing_each_rule_turns_exactly_its_flows_red).

@@ -43,6 +43,39 @@ def read_override(path: Path) -> bytes:
     return path.read_bytes()
 
 
+def _from_name(source: object) -> str:
+    """The block name a workspace entry's `from:` names (registry.example.com/blocks/envoy:0.14.2 -> envoy)."""
+    return str(source or "").rsplit("/", 1)[-1].partition(":")[0]
+
+
+def block_entry(loaded: dict[str, object], block_name: str, what: str) -> tuple[dict[str, object], str]:
+    """The workspace block entry ({name, config}) an override stands for, and a note to print (or "").
+
+    A whole workspace.poly (it has `blocks:`) gives its entry for this block: the one named `block_name`, else
+    the one whose `from:` names it."""
+    blocks = loaded.get("blocks")
+    if isinstance(blocks, list):
+        entries = [e for e in blocks if isinstance(e, dict)]
+        found = [e for e in entries if e.get("name") == block_name] or [
+            e for e in entries if _from_name(e.get("from")) == block_name
+        ]
+        names = ", ".join(str(e.get("name")) for e in entries) or "none"
+        if len(found) != 1:
+            why = "no entry" if not found else f"{len(found)} entries"
+            raise inputs.InputError(
+                f"{what}: a whole workspace.poly with {why} for the {block_name} block among its blocks ({names}); "
+                f"CONFIG wants the {block_name} block's entry (name, config) or just its config mapping: copy that "
+                "entry into a file of its own"
+            )
+        entry = {k: v for k, v in found[0].items() if k in ("name", "config")}
+        note = f"{what} is a whole workspace.poly: rendered its blocks entry {entry.get('name')!r}"
+    else:
+        entry, note = (loaded if "config" in loaded else {"config": loaded}), ""
+    if not entry.get("config"):
+        note = f"{what} sets no config: rendered the defaults (block.poly)"
+    return entry, note
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--override", type=Path, help="workspace block entry or config mapping (YAML)")
@@ -62,7 +95,15 @@ def main() -> int:
             if gone := artifacts.remove(dest, render.OWNED):
                 print(f"snapshot: removed the previous render ({len(gone)} files in {dest})", file=sys.stderr)
             return 2
-        workspace = loaded if "config" in loaded else {"config": loaded}
+        try:
+            workspace, note = block_entry(loaded, str(block_poly["name"]), str(args.override))
+        except inputs.InputError as exc:
+            print(f"snapshot: {exc}", file=sys.stderr)
+            if gone := artifacts.remove(dest, render.OWNED):
+                print(f"snapshot: removed the previous render ({len(gone)} files in {dest})", file=sys.stderr)
+            return 2
+        if note:
+            print(f"snapshot: {note}", file=sys.stderr)
     data = polycrate.snapshot(block_poly, workspace, str(dest), args.kubeconfig)
     args.output.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return 0

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 
 from envoy_block import inputs
 from tests.conftest import ROOT
@@ -64,3 +65,79 @@ def test_refused_file_removes_the_previous_render(tmp_path: Path, kind: str) -> 
     assert "removed the previous render (4 files" in result.stderr
     assert sorted(p.name for p in artifacts.iterdir()) == ["kubeconfig.yml"]
     assert not out.exists()
+
+
+def _snapshot(tmp: Path, text: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+    override, out = tmp / "override.yml", tmp / "snapshot.yml"
+    override.write_text(text, encoding="utf-8")
+    command = ["tools/snapshot.py", "--override", str(override), "--artifacts", str(tmp / "artifacts"), "-o", str(out)]
+    return subprocess.run([sys.executable, *command], cwd=ROOT, capture_output=True, text=True, check=False), out
+
+
+WORKSPACE = """\
+name: my-workspace
+config:
+  image:
+    reference: cargo.example.com/library/polycrate
+blocks:
+  - name: cert-manager
+    config: {}
+  - name: edge
+    from: registry.example.com/blocks/envoy:0.14.2
+    config:
+      namespace: edge-gw
+"""
+
+
+def test_a_whole_workspace_poly_renders_the_envoy_entry(tmp_path: Path) -> None:
+    """A whole workspace.poly given as CONFIG: its entry for the block (by name, else by what `from:` names)
+    is rendered, and the output says which; the workspace's own config is not read as the block's."""
+    result, out = _snapshot(tmp_path, WORKSPACE)
+    assert result.returncode == 0, result.stderr
+    assert (
+        result.stderr
+        == f"snapshot: {tmp_path / 'override.yml'} is a whole workspace.poly: rendered its blocks entry 'edge'\n"
+    )
+    block = yaml.safe_load(out.read_text(encoding="utf-8"))["block"]
+    assert block["name"] == "edge"
+    assert block["config"]["namespace"] == "edge-gw"
+    assert "reference" not in str(block["config"].get("image", {}))
+
+
+def test_a_workspace_poly_without_the_block_says_what_config_wants(tmp_path: Path) -> None:
+    result, out = _snapshot(tmp_path, "name: ws\nblocks:\n  - name: cert-manager\n  - name: harbor\n")
+    assert result.returncode == 2
+    assert "a whole workspace.poly with no entry for the envoy block among its blocks (cert-manager, harbor)" in (
+        result.stderr
+    )
+    assert "CONFIG wants the envoy block's entry (name, config) or just its config mapping" in result.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("text", ["", "# nothing yet\n", "config:\n", "name: envoy\nconfig: {}\n"])
+def test_an_empty_override_says_it_rendered_the_defaults(tmp_path: Path, text: str) -> None:
+    result, out = _snapshot(tmp_path, text)
+    assert result.returncode == 0, result.stderr
+    assert "sets no config: rendered the defaults (block.poly)" in result.stderr
+    assert out.exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "fix"),
+    [
+        (
+            "config:\n\tnamespace: edge\n",
+            "line 2, column 1: found character '\\t' that cannot start any token; "
+            "YAML indents with spaces only: replace the tab with spaces",
+        ),
+        ("config:\n  namespace: a: b\n", "quote the value"),
+        ('config:\n  namespace: "edge\n', "close the quote"),
+        ("config:\n  a: 1\n b: 2\n", "line this up with the keys or list items above it"),
+    ],
+    ids=["tab", "colon-in-value", "open-quote", "indentation"],
+)
+def test_a_yaml_error_says_what_to_change(tmp_path: Path, text: str, fix: str) -> None:
+    result, _ = _snapshot(tmp_path, text)
+    assert result.returncode == 2
+    assert fix in result.stderr
+    assert result.stderr.count("\n") == 1

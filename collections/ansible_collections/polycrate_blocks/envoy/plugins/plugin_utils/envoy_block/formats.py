@@ -69,6 +69,18 @@ def chart_ref(value: str, registry: re.Pattern[str], repository: re.Pattern[str]
     raise ValueError(f"no chart directory or .tgz at {path}; {CHART_FORMS}")
 
 
+def gateway_hostname(value: str) -> None:
+    """Gateway API's Hostname: a DNS name, never an IP address (the API server refuses a listener with one)."""
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return
+    raise ValueError(
+        "Gateway API hostnames cannot be IP addresses; leave hostname out (the listener then takes every name "
+        "sent to its address) or give the DNS name clients use, such as app.example.com"
+    )
+
+
 def http_url(value: str) -> None:
     """An absolute http(s) URL that an alert receiver can open from anywhere: a scheme, a host, no spaces, no
     fragment (the block appends #<alert>). Empty is allowed (the key's "not set")."""
@@ -92,6 +104,7 @@ def checks(defs: Mapping[str, Any]) -> dict[str, Callable[[str], None]]:
     repository = re.compile(defs["image_repository"]["pattern"])
     return {
         "cidr": cidr,
+        "gateway-hostname": gateway_hostname,
         "http-url": http_url,
         "helm-chart-ref": lambda value: chart_ref(value, registry, repository),
     }

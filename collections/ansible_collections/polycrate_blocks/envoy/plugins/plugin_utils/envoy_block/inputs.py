@@ -91,6 +91,34 @@ def _mark(node: yaml.Node) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}"
 
 
+# What to change for each of the YAML parser's complaints, by the words it starts with.
+_YAML_FIXES = (
+    ("found character '\\t'", "YAML indents with spaces only: replace the tab with spaces"),
+    (
+        "mapping values are not allowed",
+        "a value holds ': ' (or a key lacks its line): quote the value, or put the key on its own line",
+    ),
+    ("could not find expected ':'", "write each key as key: value, with a space after the colon"),
+    ("expected ',' or ']'", "close the list with ]"),
+    ("expected ',' or '}'", "close the mapping with }"),
+    ("found unexpected end of stream", "close the quote this value opens"),
+    ("while scanning a quoted scalar", "close the quote this value opens"),
+    ("expected <block end>", "line this up with the keys or list items above it (same indentation, spaces only)"),
+    ("found undefined alias", "define the &anchor before the *alias, or write the value out"),
+    ("found unhashable key", "a key cannot be a list or mapping; quote it if it is text (e.g. '{{ x }}')"),
+    ("found character '@'", "quote a value that starts with @ or `"),
+    ("found character '`'", "quote a value that starts with @ or `"),
+)
+
+
+def yaml_fix(problem: str) -> str:
+    """What to change for a YAML parser complaint."""
+    for start, fix in _YAML_FIXES:
+        if problem.startswith(start):
+            return fix
+    return "check the indentation (spaces, lined up under the key above) and the quotes at that spot"
+
+
 def load_yaml(text: str | bytes, what: str = "the YAML") -> Any:
     """Parse one YAML document within the caps; raises InputError with one line (`what`: the file's name)."""
     size = len(text.encode("utf-8") if isinstance(text, str) else text)
@@ -108,7 +136,8 @@ def load_yaml(text: str | bytes, what: str = "the YAML") -> Any:
         raise InputError(f"{what}: {exc}") from None
     except yaml.MarkedYAMLError as exc:
         where = f"line {exc.problem_mark.line + 1}, column {exc.problem_mark.column + 1}: " if exc.problem_mark else ""
-        raise InputError(f"{what}: not valid YAML: {where}{exc.problem or exc.context}") from None
+        problem = str(exc.problem or exc.context)
+        raise InputError(f"{what}: not valid YAML: {where}{problem}; {yaml_fix(problem)}") from None
     except yaml.YAMLError as exc:
         raise InputError(f"{what}: not valid YAML: {' '.join(str(exc).split())}") from None
     except RecursionError:
