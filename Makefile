@@ -126,7 +126,7 @@ setup: $(STAMP) $(WAF_STAMP) $(IMAGE_STAMP) $(WAF_BINARY) tools $(REGISTRY) $(CU
 render: $(STAMP)
 	@snap=$$(mktemp) && trap 'rm -f $$snap' EXIT && \
 	  $(BIN)/python tools/snapshot.py $(if $(CONFIG),--override $(CONFIG)) --artifacts $(ARTIFACTS) -o $$snap && \
-	  $(BIN)/ansible-playbook -e @$$snap playbooks/render.yml
+	  ANSIBLE_DISPLAY_OK_HOSTS=false $(BIN)/ansible-playbook -e @$$snap playbooks/render.yml
 	@echo "Rendered into $(ARTIFACTS)/ (manifests/, helm/, plan.yaml)"
 
 ## bench-render: benchmark render and a no-change re-install against an empty playbook (a report)

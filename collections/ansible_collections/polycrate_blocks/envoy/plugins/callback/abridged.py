@@ -18,6 +18,8 @@ description:
   - A failed task whose message has several lines (the block's own messages about the cluster and the
     kubeconfig) is shown once, as its result; ansible-core 2.19 would print the same message before it again,
     with the task's source lines.
+  - A failed task of the block that lists C(problems) (a refused config) is shown once too, problems first, so
+    they are within the first lines of the output.
 version_added: "0.11.0"
 extends_documentation_fragment:
   - default_callback
@@ -70,7 +72,7 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]  # ansible-core shi
 
     def _handle_exception(self, result: Any, *args: Any, **kwargs: Any) -> None:
         msg = result.get("msg")
-        if self._display.verbosity < 3 and isinstance(msg, str) and "\n" in msg:
+        if self._display.verbosity < 3 and isinstance(msg, str) and ("\n" in msg or "problems" in result):
             # A message of several lines follows in the result, unfolded (a literal block); a one-line message is
             # left to ansible-core's own error line, the only place it is printed unfolded.
             result.pop("exception", None)
@@ -86,6 +88,8 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]  # ansible-core shi
 def abridge(result: Mapping[str, Any], limit: int) -> dict[str, Any]:
     """`result` with every top-level value larger than `limit` characters of JSON replaced by its size."""
     out: dict[str, Any] = {}
+    if "problems" in result:  # a refused config: its problems within the first lines (`changed: false` says nothing)
+        result = {key: value for key, value in result.items() if key != "changed"}
     for key, value in result.items():
         if key in KEEP or key.startswith("_ansible"):
             out[key] = value
