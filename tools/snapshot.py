@@ -4,10 +4,13 @@
     tools/snapshot.py --override my-config.yml --artifacts artifacts -o snapshot.yml
     ansible-playbook -e @snapshot.yml playbooks/render.yml
 
-The override file holds a workspace.poly `blocks:` entry ({name, config}) or just the config mapping. It is
-read as Polycrate reads YAML, within bounds (envoy_block.inputs: size, alias expansion, nesting, duplicate
-keys, plain tags only); a file it refuses gets one line on stderr and exit 2, before any work, and the previous
-render in the artifacts folder is removed: it cannot pass for the config that was given (docs/configuration.md).
+The override file holds a workspace.poly `blocks:` entry ({name, config}), just the config mapping, or a whole
+workspace.poly. It is read as Polycrate v0.23.3 reads workspace.poly (go-yaml v3's types: `yes` is a string; every
+key lower-cased, with the warning the render action gives under Polycrate for each key spelled with capitals), so
+the render is the one `polycrate run envoy render` makes; within bounds (envoy_block.inputs: size, alias
+expansion, nesting, duplicate keys, plain tags only). A file it refuses gets one line on stderr and exit 2, before
+any work, and the previous render in the artifacts folder is removed: it cannot pass for the config that was given
+(docs/configuration.md).
 """
 
 from __future__ import annotations
@@ -89,7 +92,7 @@ def main() -> int:
     dest = Path(args.artifacts).resolve()
     if args.override:
         try:
-            loaded = inputs.load_mapping(read_override(args.override), str(args.override))
+            loaded = inputs.load_polycrate(read_override(args.override), str(args.override))
         except (inputs.InputError, OSError) as exc:
             print(f"snapshot: {exc}", file=sys.stderr)
             if gone := artifacts.remove(dest, render.OWNED):
@@ -97,13 +100,18 @@ def main() -> int:
             return 2
         try:
             workspace, note = block_entry(loaded, str(block_poly["name"]), str(args.override))
-        except inputs.InputError as exc:
+            name = str(workspace.get("name") or block_poly["name"])
+            warnings = polycrate.lowercased_keys({"blocks": [{**workspace, "name": name}]}, name)
+            workspace = {**workspace, "config": polycrate.fold_keys(workspace.get("config"))}
+        except (inputs.InputError, ValueError) as exc:
             print(f"snapshot: {exc}", file=sys.stderr)
             if gone := artifacts.remove(dest, render.OWNED):
                 print(f"snapshot: removed the previous render ({len(gone)} files in {dest})", file=sys.stderr)
             return 2
         if note:
             print(f"snapshot: {note}", file=sys.stderr)
+        for warning in warnings:  # as the render action prints them under Polycrate
+            print(f"[WARNING]: {warning}", file=sys.stderr)
     data = polycrate.snapshot(block_poly, workspace, str(dest), args.kubeconfig)
     args.output.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return 0
