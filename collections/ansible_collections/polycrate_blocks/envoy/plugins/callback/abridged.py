@@ -15,6 +15,7 @@ description:
   - With O(display_ok_hosts) false (the block's Polycrate actions set it), a task that is ok is still shown when it
     says something, that is C(debug) messages (install's summary, the status table) and warnings.
   - The results of the roles' argument checks are not printed below C(-vvv).
+  - Below C(-vvv), render's lists of written and removed files are shown as their count when longer than 3.
   - A failed task whose message has several lines (the block's own messages about the cluster and the
     kubeconfig) is shown once, as its result; ansible-core 2.19 would print the same message before it again,
     with the task's source lines.
@@ -45,6 +46,9 @@ from ansible.plugins.callback.default import CallbackModule as DefaultCallback
 KEEP = frozenset({"msg", "problems", "failed", "changed", "skipped", "rc", "stderr", "module_stderr", "module_stdout"})
 # Ok results shown even with display_ok_hosts false: they are what the task is for.
 SAYS = frozenset({"debug", "ansible.builtin.debug", "ansible.legacy.debug"})
+# render's file lists: Polycrate runs actions at -v, where a first render would list every manifest.
+LISTED = frozenset({"written", "removed"})
+LISTED_MAX = 3
 QUIET = frozenset({"validate_argument_spec", "ansible.builtin.validate_argument_spec"})
 
 
@@ -93,6 +97,9 @@ def abridge(result: Mapping[str, Any], limit: int) -> dict[str, Any]:
     for key, value in result.items():
         if key in KEEP or key.startswith("_ansible"):
             out[key] = value
+            continue
+        if key in LISTED and isinstance(value, list) and len(value) > LISTED_MAX:
+            out[key] = f"{len(value)} files (listed with -vvv)"
             continue
         size = len(json.dumps(value, default=str))
         out[key] = value if size <= limit else f"({size // 1024 or 1} KB, shown with -vvv)"
