@@ -16,6 +16,7 @@ any work, and the previous render in the artifacts folder is removed: it cannot 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -113,7 +114,10 @@ def main() -> int:
         for warning in warnings:  # as the render action prints them under Polycrate
             print(f"[WARNING]: {warning}", file=sys.stderr)
     data = polycrate.snapshot(block_poly, workspace, str(dest), args.kubeconfig)
-    args.output.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    # It may hold chart credentials: readable by its owner only, from the moment it exists.
+    args.output.unlink(missing_ok=True)
+    with os.fdopen(os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as out:
+        out.write(yaml.safe_dump(data, sort_keys=False))
     return 0
 
 

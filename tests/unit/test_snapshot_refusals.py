@@ -141,3 +141,14 @@ def test_a_yaml_error_says_what_to_change(tmp_path: Path, text: str, fix: str) -
     assert result.returncode == 2
     assert fix in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+def test_the_snapshot_is_private(tmp_path: Path) -> None:
+    """It may hold chart credentials: mode 0600 from the moment it exists, also over an older 0644 file."""
+    out = tmp_path / "snapshot.yml"
+    out.write_text("old", encoding="utf-8")
+    out.chmod(0o644)
+    command = ["tools/snapshot.py", "--artifacts", str(tmp_path / "artifacts"), "-o", str(out)]
+    subprocess.run([sys.executable, *command], cwd=ROOT, check=True)
+    assert out.stat().st_mode & 0o777 == 0o600
+    assert yaml.safe_load(out.read_text(encoding="utf-8"))["block"]["name"] == "envoy"
