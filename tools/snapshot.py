@@ -94,17 +94,11 @@ def main() -> int:
     if args.override:
         try:
             loaded = inputs.load_polycrate(read_override(args.override), str(args.override))
-        except (inputs.InputError, OSError) as exc:
-            print(f"snapshot: {exc}", file=sys.stderr)
-            if gone := artifacts.remove(dest, render.OWNED):
-                print(f"snapshot: removed the previous render ({len(gone)} files in {dest})", file=sys.stderr)
-            return 2
-        try:
             workspace, note = block_entry(loaded, str(block_poly["name"]), str(args.override))
             name = str(workspace.get("name") or block_poly["name"])
             warnings = polycrate.lowercased_keys({"blocks": [{**workspace, "name": name}]}, name)
             workspace = {**workspace, "config": polycrate.fold_keys(workspace.get("config"))}
-        except (inputs.InputError, ValueError) as exc:
+        except (inputs.InputError, OSError, ValueError) as exc:  # InputError is a ValueError; OSError: reading
             print(f"snapshot: {exc}", file=sys.stderr)
             if gone := artifacts.remove(dest, render.OWNED):
                 print(f"snapshot: removed the previous render ({len(gone)} files in {dest})", file=sys.stderr)
