@@ -52,14 +52,20 @@ def _from_name(source: object) -> str:
     return str(source or "").rsplit("/", 1)[-1].partition(":")[0]
 
 
+def _fold_top(mapping: dict[str, object]) -> dict[str, object]:
+    return {k.lower() if isinstance(k, str) else k: v for k, v in mapping.items()}
+
+
 def block_entry(loaded: dict[str, object], block_name: str, what: str) -> tuple[dict[str, object], str]:
     """The workspace block entry ({name, config}) an override stands for, and a note to print (or "").
 
     A whole workspace.poly (it has `blocks:`) gives its entry for this block: the one named `block_name`, else
-    the one whose `from:` names it."""
+    the one whose `from:` names it. Their own keys (blocks, name, from, config) are read lower-cased, as Polycrate
+    reads every key."""
+    loaded = _fold_top(loaded)
     blocks = loaded.get("blocks")
     if isinstance(blocks, list):
-        entries = [e for e in blocks if isinstance(e, dict)]
+        entries = [_fold_top(e) for e in blocks if isinstance(e, dict)]
         found = [e for e in entries if e.get("name") == block_name] or [
             e for e in entries if _from_name(e.get("from")) == block_name
         ]
