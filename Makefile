@@ -1,5 +1,7 @@
-# Two commands on a fresh clone: `make render` and `make test`. Both set up .venv on first use.
+# Two commands on a fresh clone: `make render` and `make test`. Both set up .venv on first use; `make` alone
+# lists the targets.
 SHELL := /bin/bash
+.DEFAULT_GOAL := help
 PYTHON ?= python3
 VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
@@ -22,7 +24,9 @@ LIBRE2 := /usr/include/re2/re2.h
 IMAGE_VENV := .venv-image
 IMAGE_LOCK := ../shared/polycrate/image-python-requirements.lock
 IMAGE_BIN := $(CURDIR)/$(IMAGE_VENV)/bin
-IMAGE_STAMP := $(IMAGE_VENV)/.installed-$(shell cat $(IMAGE_LOCK) requirements-image-tests.txt | sha256sum | cut -c1-12)
+# Without ../shared (a clone alone) the targets that need it stop at the first file missing from it; `make help`
+# and `make render` work.
+IMAGE_STAMP := $(IMAGE_VENV)/.installed-$(shell cat $(IMAGE_LOCK) requirements-image-tests.txt 2>/dev/null | sha256sum | cut -c1-12)
 # Binaries built from pinned Go modules (tools/build-go.sh): helm v3, etcd, Kubernetes, the node's runtime and
 # network parts, Envoy Gateway.
 TOOLS := $(CURDIR)/.tools/bin
@@ -126,7 +130,7 @@ setup: $(STAMP) $(WAF_STAMP) $(IMAGE_STAMP) $(WAF_BINARY) tools $(REGISTRY) $(CU
 render: $(STAMP)
 	@snap=$$(mktemp) && trap 'rm -f $$snap' EXIT && \
 	  $(BIN)/python tools/snapshot.py $(if $(CONFIG),--override $(CONFIG)) --artifacts $(ARTIFACTS) -o $$snap && \
-	  $(BIN)/ansible-playbook -e @$$snap playbooks/render.yml
+	  ANSIBLE_DISPLAY_OK_HOSTS=false $(BIN)/ansible-playbook -e @$$snap playbooks/render.yml
 	@echo "Rendered into $(ARTIFACTS)/ (manifests/, helm/, plan.yaml)"
 
 ## bench-render: benchmark render and a no-change re-install against an empty playbook (a report)
