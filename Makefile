@@ -344,8 +344,8 @@ crs-corpus: $(WAF_STAMP) $(WAF_BINARY)
 # Side-by-side benchmark on issue 26's shapes (wrk from Debian, installed by its own rule), in a network
 # namespace of its own; BENCH_BASELINE=/path/to/envoy-waf adds another build to the same interleaved run.
 # A report with profiles in waf/bench-results/, not a gate.
-bench-waf: $(WAF_STAMP) $(WAF_BINARY) | $(LIBRE2) $(WRK)
-	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src:$(CURDIR) unshare -n $(WAF_BIN)/python -m tests.traffic.netns \
+bench-waf: $(STAMP) $(WAF_STAMP) $(WAF_BINARY) | $(LIBRE2) $(WRK)
+	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src:$(CURDIR) BLOCK_PYTHON=$(BIN)/python unshare -n $(WAF_BIN)/python -m tests.traffic.netns \
 	  $(WAF_BIN)/python -m envoy_waf.bench
 
 ## clean: remove artifacts/ and the linters' caches
