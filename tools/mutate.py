@@ -313,6 +313,14 @@ MUTATIONS = (
         "max_multipart_parts or parts-above",
     ),
     Mutation(
+        "waf-level-one-unchanged",
+        "paranoia level 1 renders the CRS as released: the curated exclusions start at level 2 (issue 39)",
+        f"{PKG}/waf_exclusions.py",
+        "FIRST_LEVEL = 2",
+        "FIRST_LEVEL = 1",
+        ("tests/unit/test_waf_exclusions.py",),
+    ),
+    Mutation(
         "hostile-waf-rollout-gate",
         "install applies the WAF's EnvoyExtensionPolicy only after its Deployment rolled out",
         f"{PKG}/components/waf.py",

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from .. import body_buffer, images, labels, seclang
+from .. import body_buffer, images, labels, seclang, waf_exclusions
 from ..model import Checked, Config, Problem
 from ..plan import Phase, Step
 from . import admission
@@ -59,7 +59,8 @@ def settings(config: Config) -> dict[str, Any]:
         "validate_utf8": waf["validate_utf8"],
         "exclude_rule_ids": list(waf["exclude_rule_ids"]),
         "exclude_rule_tags": list(waf["exclude_rule_tags"]),
-        "extra_directives": waf["extra_directives"],
+        # The curated exclusions, then the user's: the user's last, so that they can undo a curated one.
+        "extra_directives": curated(waf)[1] + str(waf["extra_directives"]),
         "body_limit": waf["body"]["limit"],
         "body_limit_action": waf["body"]["limit_action"],
         "inspect_response": waf["response_inspection"]["enabled"],
@@ -68,6 +69,8 @@ def settings(config: Config) -> dict[str, Any]:
         "listen": f"0.0.0.0:{GRPC_PORT}",
         "metrics_port": METRICS_PORT,
     }
+    if curated(waf)[0]:
+        out["setup_directives"] = curated(waf)[0]
     # Unset, each key is left out and the service's own default applies (workers: the CPU limit rounded up;
     # the others: waf/internal/settings.Defaults), so a config that sets none renders the settings file (and
     # the pods' checksum) unchanged.
@@ -75,6 +78,12 @@ def settings(config: Config) -> dict[str, Any]:
         if waf.get(key) is not None:
             out[key] = waf[key]
     return out
+
+
+def curated(waf: Mapping[str, Any]) -> tuple[str, str]:
+    """The block's curated exclusions for the paranoia level (waf.curated_exclusions; none at level 1): the
+    runtime ones before the CRS (the settings' setup_directives), the others after it."""
+    return waf_exclusions.directives(waf["paranoia_level"]) if waf["curated_exclusions"] else ("", "")
 
 
 def config_map(config: Config) -> dict[str, Any]:
