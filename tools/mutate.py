@@ -207,6 +207,22 @@ MUTATIONS = (
         ("tests/unit/test_chart_problem.py",),
     ),
     Mutation(
+        "advisories-fixed-boundary",
+        "a release older than an advisory's first fixed version is warned about; the fixed one is not",
+        f"{PKG}/advisories.py",
+        "return found[:3] < other[:3] or (found[:3] == other[:3] and found[3])",
+        "return found[:3] <= other[:3]",
+        ("tests/unit/test_advisories.py",),
+    ),
+    Mutation(
+        "advisories-status-running",
+        "status reports the known issues of the images the controller's and proxies' pods run",
+        f"{PKG}/lifecycle/status.py",
+        "image = ran.get(container) or spec.get(container)",
+        "image = spec.get(container)",
+        ("tests/unit/test_advisories.py",),
+    ),
+    Mutation(
         "reinstall-digest-only",
         "a no-change re-install sends only objects not as last applied (a value changed by hand is re-sent)",
         f"{PKG}/lifecycle/install.py",

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from .. import images, labels
+from .. import advisories, images, labels
 from ..model import Checked, Config, Problem
 
 RELEASE_NAME = "envoy-gateway"
@@ -115,9 +115,33 @@ def settings(config: Config) -> ControllerSettings:
 def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
     """Registry credentials for the chart come as a pair (their values are never echoed)."""
     auth = values["chart"]["auth"]
+    problems: list[Problem] = []
     if bool(auth["username"]) != bool(auth["password"]):
-        return [Problem("config.chart.auth", "set both username and password, or neither")], []
-    return [], []
+        problems.append(Problem("config.chart.auth", "set both username and password, or neither"))
+    return problems, advisory_warnings(values)
+
+
+SECURITY_DOC = "docs/security.md#known-vulnerable-releases"
+
+
+def advisory_warnings(values: Mapping[str, Any]) -> list[str]:
+    """The configured controller release and proxy image, against the known-vulnerable releases: one warning
+    each, naming every advisory and its first fixed version. chart.version is named only when it is another
+    release than image.controller.tag (install refuses that pair anyway)."""
+    controller_tag = str(values["image"]["controller"]["tag"])
+    chart_version = str(values["chart"]["version"])
+    checked = [("image.controller.tag", advisories.ENVOY_GATEWAY, controller_tag)]
+    if advisories.version(chart_version) != advisories.version(controller_tag):
+        checked.append(("chart.version", advisories.ENVOY_GATEWAY, chart_version))
+    checked.append(("image.proxy.tag", advisories.ENVOY, str(values["image"]["proxy"]["tag"])))
+    warnings = []
+    for key, product, tag in checked:
+        found = advisories.findings(product, tag)
+        if found:
+            warnings.append(
+                f"config.{key}: {found}; move {key} to such a release where your registry has it ({SECURITY_DOC})"
+            )
+    return warnings
 
 
 def chart_problem(helm: Mapping[str, Any], rc: int, stdout: str, stderr: str) -> str:
