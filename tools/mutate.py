@@ -223,6 +223,22 @@ MUTATIONS = (
         ("tests/unit/test_advisories.py",),
     ),
     Mutation(
+        "tenant-guard-envoyproxy-patch",
+        "tenants' EnvoyProxy objects may not carry spec.provider.kubernetes.*.patch (tenant_guards.envoy_proxy)",
+        f"{PKG}/components/tenant_guards.py",
+        'PATCHED = ("envoyDeployment", "envoyDaemonSet", "envoyService", "envoyHpa", "envoyPDB")',
+        'PATCHED = ("envoyDeployment", "envoyDaemonSet", "envoyService", "envoyHpa")',
+        ("tests/unit/test_tenant_guards.py",),
+    ),
+    Mutation(
+        "tenant-guard-envoyproxy-namespace",
+        "EnvoyProxy objects are admitted only in the block's namespace (tenant_guards.envoy_proxy)",
+        f"{PKG}/components/tenant_guards.py",
+        'f"object.metadata.namespace == {admission.cel_string(namespace)}"',
+        "f\"object.metadata.namespace != 'kube-system'\"",
+        ("tests/unit/test_tenant_guards.py",),
+    ),
+    Mutation(
         "reinstall-digest-only",
         "a no-change re-install sends only objects not as last applied (a value changed by hand is re-sent)",
         f"{PKG}/lifecycle/install.py",

@@ -173,3 +173,122 @@ def upgrade_tenant(block_namespace: str, backend: str = "echo") -> list[dict[str
         own,
         route("HTTPRoute", "own", "own", UPGRADE_NAMESPACE, "http", 80),
     ]
+
+
+# ---- EnvoyProxy objects against tenant_guards.envoy_proxy (the block's namespace: the default one).
+BLOCK_NAMESPACE = "envoy-gateway-system"
+NAMESPACE_HINT = "only the platform's namespace envoy-gateway-system may hold them"
+PATCH_HINT = "spec.provider.kubernetes.*.patch"
+NAME_HINT = "reuses a name of the Envoy Gateway controller"
+REFERENCE_HINT = "names the Envoy Gateway controller's Secrets"
+
+
+def envoy_proxy(name: str, namespace: str = BLOCK_NAMESPACE, **kubernetes: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {"provider": {"type": "Kubernetes", "kubernetes": kubernetes}} if kubernetes else {}
+    return {
+        "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+        "kind": "EnvoyProxy",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
+
+
+def _secret_env(name: str) -> list[dict[str, Any]]:
+    return [{"name": "KEY", "valueFrom": {"secretKeyRef": {"name": name, "key": "tls.key"}}}]
+
+
+ENVOY_PROXY_CASES: list[tuple[str, dict[str, Any], str | None]] = [
+    # Admitted: the platform's own, typed fields, its own Secrets and ConfigMaps, names of its own.
+    ("platform-empty", envoy_proxy("platform-empty"), None),
+    (
+        "platform-typed",
+        envoy_proxy(
+            "platform-typed",
+            envoyDeployment={
+                "name": "edge-proxies",
+                "replicas": 2,
+                "pod": {
+                    "volumes": [
+                        {"name": "own", "secret": {"secretName": "edge-certs"}},
+                        {"name": "cfg", "configMap": {"name": "edge-config"}},
+                        {"name": "tmp", "emptyDir": {}},
+                    ]
+                },
+                "container": {"env": [*_secret_env("edge-certs"), {"name": "PLAIN", "value": "envoy-gateway"}]},
+            },
+            envoyService={"name": "edge", "type": "ClusterIP"},
+            envoyServiceAccount={"name": "edge-proxies"},
+        ),
+        None,
+    ),
+    # Refused: another namespace, even an empty one (Gateways reach it through infrastructure.parametersRef).
+    ("tenant-namespace", envoy_proxy("mine", namespace="tenant-waf"), NAMESPACE_HINT),
+    (
+        "deployment-patch",
+        envoy_proxy(
+            "deployment-patch",
+            envoyDeployment={"patch": {"type": "StrategicMerge", "value": {"spec": {"template": {"spec": {}}}}}},
+        ),
+        PATCH_HINT,
+    ),
+    (
+        "service-patch",
+        envoy_proxy("service-patch", envoyService={"patch": {"value": {"metadata": {"annotations": {"a": "b"}}}}}),
+        PATCH_HINT,
+    ),
+    (
+        "pdb-patch",
+        envoy_proxy("pdb-patch", envoyPDB={"minAvailable": 1, "patch": {"value": {"spec": {}}}}),
+        PATCH_HINT,
+    ),
+    ("deployment-named-controller", envoy_proxy("named", envoyDeployment={"name": "envoy-gateway"}), NAME_HINT),
+    ("service-named-config", envoy_proxy("svc", envoyService={"name": "envoy-gateway-config"}), NAME_HINT),
+    (
+        "certgen-service-account",
+        envoy_proxy("sa", envoyServiceAccount={"name": "envoy-gateway-gateway-helm-certgen"}),
+        NAME_HINT,
+    ),
+    (
+        "controller-secret-volume",
+        envoy_proxy(
+            "vol",
+            envoyDeployment={"pod": {"volumes": [{"name": "steal", "secret": {"secretName": "envoy-gateway"}}]}},
+        ),
+        REFERENCE_HINT,
+    ),
+    (
+        "daemonset-config-volume",
+        envoy_proxy(
+            "ds-vol",
+            envoyDaemonSet={"pod": {"volumes": [{"name": "cfg", "configMap": {"name": "envoy-gateway-config"}}]}},
+        ),
+        REFERENCE_HINT,
+    ),
+    (
+        "projected-hmac",
+        envoy_proxy(
+            "projected",
+            envoyDeployment={
+                "pod": {"volumes": [{"name": "p", "projected": {"sources": [{"secret": {"name": "envoy-oidc-hmac"}}]}}]}
+            },
+        ),
+        REFERENCE_HINT,
+    ),
+    (
+        "env-controller-key",
+        envoy_proxy("env", envoyDeployment={"container": {"env": _secret_env("envoy-gateway")}}),
+        REFERENCE_HINT,
+    ),
+    (
+        "init-env-from",
+        envoy_proxy(
+            "init",
+            envoyDeployment={
+                "initContainers": [
+                    {"name": "grab", "image": "busybox", "envFrom": [{"secretRef": {"name": "envoy-rate-limit"}}]}
+                ]
+            },
+        ),
+        REFERENCE_HINT,
+    ),
+]

@@ -14,6 +14,12 @@ from ..model import Checked, Config, Problem
 RELEASE_NAME = "envoy-gateway"
 # The controller's Deployment, as gateway-helm names it.
 DEPLOYMENT = "envoy-gateway"
+# What else gateway-helm (v1.8, v1.9) names for the controller in its namespace: its ConfigMap, certgen's
+# service account (the chart's fullname, release plus chart name, "-certgen"), and the Secrets certgen writes
+# (the controller's xDS server certificate, the proxies' client one, rate limit's, the OIDC HMAC key).
+CONFIG_MAP = "envoy-gateway-config"
+CERTGEN_SERVICE_ACCOUNT = f"{RELEASE_NAME}-gateway-helm-certgen"
+SECRETS = ("envoy-gateway", "envoy", "envoy-rate-limit", "envoy-oidc-hmac")
 # Its pods, by the Deployment's selector as gateway-helm writes it (v1.8 and v1.9): control-plane plus the
 # chart's selector labels, the chart's name and the release name.
 POD_SELECTOR = (
@@ -21,6 +27,16 @@ POD_SELECTOR = (
     "app.kubernetes.io/name=gateway-helm",
     f"app.kubernetes.io/instance={RELEASE_NAME}",
 )
+
+
+def reserved_names() -> dict[str, tuple[str, ...]]:
+    """The controller's names in its namespace that no EnvoyProxy may reuse: its resources' and service
+    accounts' names, its Secrets, its ConfigMap (the EnvoyProxy guard's lists)."""
+    return {
+        "names": (DEPLOYMENT, CONFIG_MAP, CERTGEN_SERVICE_ACCOUNT),
+        "secrets": SECRETS,
+        "configMaps": (CONFIG_MAP,),
+    }
 
 
 def values(config: Config) -> dict[str, Any]:
