@@ -239,6 +239,22 @@ MUTATIONS = (
         ("tests/unit/test_tenant_guards.py",),
     ),
     Mutation(
+        "tenant-guard-backend-metadata",
+        "tenants' Backends may not aim at link-local addresses, cloud metadata's 169.254.169.254 among them",
+        f"{PKG}/components/tenant_guards.py",
+        'FORBIDDEN_IPV4 = "^(127|0)[.]|^169[.]254[.]|^100[.]100[.]100[.]200$"',
+        'FORBIDDEN_IPV4 = "^(127|0)[.]|^100[.]100[.]100[.]200$"',
+        ("tests/unit/test_tenant_guards.py",),
+    ),
+    Mutation(
+        "tenant-guard-backend-proxy-ports",
+        "tenants' Backends may not aim at the proxies' own ports (admin 19000, stats 19001)",
+        f"{PKG}/components/tenant_guards.py",
+        '"!(has(e.ip) && e.ip.port in variables.proxyPorts) && "',
+        '"!(has(e.ip) && e.ip.port in variables.proxyPorts && false) && "',
+        ("tests/unit/test_tenant_guards.py",),
+    ),
+    Mutation(
         "reinstall-digest-only",
         "a no-change re-install sends only objects not as last applied (a value changed by hand is re-sent)",
         f"{PKG}/lifecycle/install.py",

@@ -1,8 +1,10 @@
-"""tenant_guards.envoy_proxy on the REAL kube-apiserver: the rendered ValidatingAdmissionPolicy + binding are
-accepted (with no type-checking warning) and deny, with their message, every tenant EnvoyProxy of
-tests/support/tenant_objects.py ENVOY_PROXY_CASES that tests/unit/test_tenant_guards.py denies with a CEL
-engine, and admit the others and the block's own two EnvoyProxies. On UPDATE: a patch field added to an
-admitted EnvoyProxy is denied.
+"""tenant_guards.envoy_proxy and tenant_guards.backends on the REAL kube-apiserver: the rendered
+ValidatingAdmissionPolicies + bindings are accepted (with no type-checking warning) and deny, with their
+message, every tenant EnvoyProxy of tests/support/tenant_objects.py ENVOY_PROXY_CASES that
+tests/unit/test_tenant_guards.py denies with a CEL engine, and admit the others and the block's own two
+EnvoyProxies. On UPDATE: a patch field added to an admitted EnvoyProxy is denied. The same for Backends
+(BACKEND_CASES): the proxies' own pod, node and ports, cloud metadata, sockets and DynamicResolver refused,
+a tenant's own addresses admitted, and an admitted Backend moved to 169.254.169.254 by update refused.
 
 Needs only the API server (the `cluster` fixture: no Envoy Gateway controller, no registry) and the
 EnvoyProxy CRD of Envoy Gateway v1.9.1 (../shared). The block is rendered into a namespace of its own so a
@@ -17,10 +19,17 @@ from typing import Any
 from tests.harness.api import Api
 from tests.harness.cluster import Cluster
 from tests.support import apiserver
-from tests.support.apiserver import request, wait
+from tests.support.apiserver import request
 from tests.support.gate import envoy_gateway_crds
 from tests.support.helpers import objects
-from tests.support.tenant_objects import BLOCK_NAMESPACE, ENVOY_PROXY_CASES, PATCH_HINT, TENANT_NAMESPACE
+from tests.support.tenant_objects import (
+    ADDRESS_HINT,
+    BACKEND_CASES,
+    BLOCK_NAMESPACE,
+    ENVOY_PROXY_CASES,
+    PATCH_HINT,
+    TENANT_NAMESPACE,
+)
 
 GUARD_NAMESPACE = "tenant-guard-block"
 ENVOY_PROXIES = "/apis/gateway.envoyproxy.io/v1alpha1/namespaces/{ns}/envoyproxies"
@@ -41,20 +50,18 @@ def check_envoy_proxy_guard(api: Api) -> list[str]:
         envoy_gateway_crds() / "gateway.envoyproxy.io_envoyproxies.yaml", "envoyproxies.gateway.envoyproxy.io"
     )
     rendered = objects({"namespace": GUARD_NAMESPACE})
-    admission = [o for o in rendered if o["kind"] in apiserver.PLURAL]
-    assert [o["metadata"]["name"] for o in admission] == ["envoy-envoyproxy-guard"] * 2
+    admission = [
+        o for o in rendered if o["kind"] in apiserver.PLURAL and o["metadata"]["name"] == "envoy-envoyproxy-guard"
+    ]
+    assert len(admission) == 2
     own = [o for o in rendered if o["kind"] == "EnvoyProxy"]
     assert len(own) == 2
     seen: list[str] = []
     created_crd = False
     try:
-        created_crd = apiserver.ensure_crd(api, crd)
-        for namespace in (TENANT_NAMESPACE, GUARD_NAMESPACE):
-            assert request(api, "POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})[0] == 201
-        apiserver.create_admission(api, admission)
         denied = next(_moved(obj) for _, obj, expected in ENVOY_PROXY_CASES if expected)
-        path = ENVOY_PROXIES.format(ns=denied["metadata"]["namespace"])
-        wait(lambda: request(api, "POST", path, denied, dryRun="All")[0] == 403, "admission policy in effect")
+        probe = (ENVOY_PROXIES.format(ns=denied["metadata"]["namespace"]), denied)
+        created_crd = apiserver.start_tenant_test(api, crd, [TENANT_NAMESPACE, GUARD_NAMESPACE], admission, probe)
 
         for obj in own:
             code, body = request(api, "POST", ENVOY_PROXIES.format(ns=GUARD_NAMESPACE), obj)
@@ -88,5 +95,44 @@ def check_envoy_proxy_guard(api: Api) -> list[str]:
     return seen
 
 
+BACKENDS = f"/apis/gateway.envoyproxy.io/v1alpha1/namespaces/{TENANT_NAMESPACE}/backends"
+
+
+def check_backend_guard(api: Api) -> list[str]:
+    """The Backend guard against any API server the admin client reaches; leaves it as it found it."""
+    crd = apiserver.crd(envoy_gateway_crds() / "gateway.envoyproxy.io_backends.yaml", "backends.gateway.envoyproxy.io")
+    admission = [
+        o for o in objects({}) if o["kind"] in apiserver.PLURAL and o["metadata"]["name"] == "envoy-backend-guard"
+    ]
+    assert len(admission) == 2
+    seen: list[str] = []
+    created_crd = False
+    try:
+        denied = next(obj for _, obj, expected in BACKEND_CASES if expected)
+        created_crd = apiserver.start_tenant_test(api, crd, [TENANT_NAMESPACE], admission, (BACKENDS, denied))
+        for case, obj, expected in BACKEND_CASES:
+            code, body = request(api, "POST", BACKENDS, obj)
+            seen.append(f"{case}: {code}")
+            if expected is None:
+                assert code == 201, (case, code, body.get("message"))
+            else:
+                assert code == 403, (case, code, body.get("message"))
+                assert "ValidatingAdmissionPolicy 'envoy-backend-guard'" in body["message"], case
+                assert expected in body["message"], (case, body["message"])
+        admitted = next(obj for _, obj, expected in BACKEND_CASES if expected is None)
+        moved = {"spec": {"endpoints": [{"ip": {"address": "169.254.169.254", "port": 80}}]}}
+        code, body = request(api, "PATCH", f"{BACKENDS}/{admitted['metadata']['name']}", moved)
+        seen.append(f"update to 169.254.169.254: {code}")
+        assert code == 403, (code, body.get("message"))
+        assert ADDRESS_HINT in body["message"]
+    finally:
+        apiserver.remove_tenant_test(api, TENANT_NAMESPACE, admission, crd if created_crd else None)
+    return seen
+
+
 def test_envoy_proxy_guard_on_the_api_server(cluster: Cluster) -> None:
     print("\n".join(check_envoy_proxy_guard(cluster.api)))
+
+
+def test_backend_guard_on_the_api_server(cluster: Cluster) -> None:
+    print("\n".join(check_backend_guard(cluster.api)))

@@ -292,3 +292,61 @@ ENVOY_PROXY_CASES: list[tuple[str, dict[str, Any], str | None]] = [
         REFERENCE_HINT,
     ),
 ]
+
+
+# ---- Backend objects against tenant_guards.backends (a tenant namespace: the guard covers every namespace).
+ADDRESS_HINT = "is a loopback, unspecified, link-local or cloud metadata address"
+HOST_HINT = "names localhost or a cloud metadata service"
+PORT_HINT = "is one of the proxies' own ports"
+UNIX_HINT = "is a socket inside the proxy's own pod"
+RESOLVER_HINT = "a DynamicResolver Backend sends each request wherever its Host header points"
+
+
+def backend(name: str, *endpoints: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+        "kind": "Backend",
+        "metadata": {"name": name, "namespace": TENANT_NAMESPACE},
+        "spec": {**({"endpoints": list(endpoints)} if endpoints else {}), **spec},
+    }
+
+
+def ip(address: str, port: int = 8080) -> dict[str, Any]:
+    return {"ip": {"address": address, "port": port}}
+
+
+def fqdn(hostname: str, port: int = 443) -> dict[str, Any]:
+    return {"fqdn": {"hostname": hostname, "port": port}}
+
+
+BACKEND_CASES: list[tuple[str, dict[str, Any], str | None]] = [
+    # Admitted: a tenant's own services, addresses that only look alike.
+    ("private-ip", backend("private-ip", ip("10.0.0.5")), None),
+    ("contains-127", backend("contains-127", ip("10.127.0.1"), ip("192.0.2.127")), None),
+    ("ipv6-global", backend("ipv6-global", ip("2001:db8::1")), None),
+    ("ipv6-ending-in-1", backend("ipv6-ending-in-1", ip("2001:db8:0:0:0:0:0:1"), ip("0:0:0:0:0:0:0:11")), None),
+    ("fqdn", backend("fqdn", fqdn("api.example.com"), fqdn("localhost-api.example.com")), None),
+    ("port-18999", backend("port-18999", ip("10.0.0.5", 18999), ip("10.0.0.6", 19004)), None),
+    # Refused: the proxy's own pod or node, cloud metadata, the proxies' ports, sockets, any host.
+    ("loopback", backend("loopback", ip("127.0.0.1")), ADDRESS_HINT),
+    ("loopback-far", backend("loopback-far", ip("10.0.0.5"), ip("127.12.0.9")), ADDRESS_HINT),
+    ("unspecified", backend("unspecified", ip("0.0.0.0")), ADDRESS_HINT),
+    ("metadata", backend("metadata", ip("169.254.169.254", 80)), ADDRESS_HINT),
+    ("ecs-metadata", backend("ecs-metadata", ip("169.254.170.2", 80)), ADDRESS_HINT),
+    ("alibaba-metadata", backend("alibaba-metadata", ip("100.100.100.200", 80)), ADDRESS_HINT),
+    ("ipv6-loopback", backend("ipv6-loopback", ip("0:0:0:0:0:0:0:1")), ADDRESS_HINT),
+    ("ipv6-loopback-short", backend("ipv6-loopback-short", ip("0::1")), ADDRESS_HINT),
+    ("ipv6-unspecified", backend("ipv6-unspecified", ip("0::0")), ADDRESS_HINT),
+    ("ipv6-link-local", backend("ipv6-link-local", ip("fe80::1")), ADDRESS_HINT),
+    ("ipv6-link-local-upper", backend("ipv6-link-local-upper", ip("FEBF::a")), ADDRESS_HINT),
+    ("aws-ipv6-metadata", backend("aws-ipv6-metadata", ip("fd00:ec2::254", 80)), ADDRESS_HINT),
+    ("ipv4-mapped", backend("ipv4-mapped", ip("0:0:0:0:0:ffff:7f00:1")), ADDRESS_HINT),
+    ("localhost", backend("localhost", fqdn("localhost", 80)), HOST_HINT),
+    ("sub-localhost", backend("sub-localhost", fqdn("admin.localhost", 80)), HOST_HINT),
+    ("gcp-metadata", backend("gcp-metadata", fqdn("metadata.google.internal", 80)), HOST_HINT),
+    ("aws-instance-data", backend("aws-instance-data", fqdn("instance-data.ec2.internal.", 80)), HOST_HINT),
+    ("admin-port", backend("admin-port", ip("10.0.0.5", 19000)), PORT_HINT),
+    ("stats-port", backend("stats-port", fqdn("envoy-stats.example.com", 19001)), PORT_HINT),
+    ("unix", backend("unix", {"unix": {"path": "/var/run/envoy.sock"}}), UNIX_HINT),
+    ("dynamic-resolver", backend("dynamic-resolver", type="DynamicResolver"), RESOLVER_HINT),
+]

@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
+from envoy_block import proxy_ports
 from envoy_block.components import controller
 from tests.support import gate
 from tests.support.admission import denials, judged
 from tests.support.helpers import find, kinds, load, objects
-from tests.support.tenant_objects import ENVOY_PROXY_CASES, NAMESPACE_HINT, PATCH_HINT
+from tests.support.tenant_objects import BACKEND_CASES, ENVOY_PROXY_CASES, NAMESPACE_HINT, PATCH_HINT
 
 NAME = "envoy-envoyproxy-guard"
 
@@ -113,3 +114,31 @@ def test_switching_it_off_on_v1_9_1_warns() -> None:
         "image": {"controller": {"tag": "v1.9.2"}},
     }
     assert not [w for w in load(fixed).warnings if "tenant_guards" in w]
+
+
+BACKEND_GUARD = "envoy-backend-guard"
+
+
+@pytest.mark.parametrize(("obj", "expected"), [c[1:] for c in BACKEND_CASES], ids=[c[0] for c in BACKEND_CASES])
+def test_backend_admission(obj: dict[str, Any], expected: str | None) -> None:
+    judged(find({}, "ValidatingAdmissionPolicy", BACKEND_GUARD), obj, expected)
+
+
+@pytest.mark.parametrize(("obj", "expected"), [c[1:] for c in BACKEND_CASES], ids=[c[0] for c in BACKEND_CASES])
+def test_backend_cases_are_objects_the_crd_accepts(obj: dict[str, Any], expected: str | None) -> None:
+    result = gate.validate(obj)
+    assert result.ok, result.errors
+
+
+def test_the_backend_guard_names_the_proxies_ports_from_the_shared_fact() -> None:
+    policy = find({}, "ValidatingAdmissionPolicy", BACKEND_GUARD)
+    ports = next(v["expression"] for v in policy["spec"]["variables"] if v["name"] == "proxyPorts")
+    assert ports == "[" + ", ".join(str(p) for p in sorted(proxy_ports.RESERVED)) + "]"
+
+
+def test_the_backend_guard_is_switchable() -> None:
+    assert not [o for o in objects({"tenant_guards": {"backends": False}}) if o["metadata"]["name"] == BACKEND_GUARD]
+    assert [o["kind"] for o in objects({}) if o["metadata"]["name"] == BACKEND_GUARD] == [
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+    ]

@@ -1,5 +1,10 @@
 """Admission guards against what tenants may author to reach past their namespace (docs/security.md).
 
+`tenant_guards.backends`: Backend objects (any namespace) may not aim the proxies at loopback, link-local or
+cloud metadata addresses and names, the proxies' own ports, a Unix socket, or a DynamicResolver. Envoy
+Gateway ignores Backends unless its extensionApis.enableBackend is on (the block leaves it off): the guard
+holds the day someone turns it on.
+
 `tenant_guards.envoy_proxy`: EnvoyProxy objects only in the block's namespace, with no `patch` fields, and no
 names, service accounts, volumes or env references that are the controller's. Envoy Gateway v1.9.2 closed
 the collisions in its own code and added the EnvoyProxyPatch runtime flag; v1.9.1, the newest release
@@ -16,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .. import advisories
+from .. import advisories, proxy_ports
 from ..model import Checked, Config
 from ..plan import Phase, Step
 from . import admission, controller
@@ -132,11 +137,86 @@ def envoy_proxy_guard(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
     return admission.objects(config, envoy_proxy_guard_name(config), ENVOY_PROXY_RESOURCE, rules, variables=variables)
 
 
+BACKEND_RESOURCE = admission.Resource("gateway.envoyproxy.io", "v1alpha1", "backends")
+# Addresses a tenant's Backend must not aim the proxies at, matched as text (RE2; CEL's IP library is not in
+# every API server the block supports, and the unit tests' CEL engine lacks it). `[.]` instead of `\.`: the
+# expressions stay free of escapes. IPv4: loopback, "this network" (0.0.0.0/8), link-local (169.254.0.0/16:
+# AWS, GCP, Azure, OpenStack and ECS metadata), Alibaba Cloud's metadata 100.100.100.200. IPv6 (any case):
+# loopback and unspecified in every spelling of zeros, IPv4-mapped addresses (they would reopen the IPv4
+# ranges), link-local fe80::/10, AWS's metadata prefix fd00:ec2::/32.
+FORBIDDEN_IPV4 = "^(127|0)[.]|^169[.]254[.]|^100[.]100[.]100[.]200$"
+FORBIDDEN_IPV6 = "(?i)^([0:]*:[0:]*1?|[0:]*:ffff:.*|fe[89ab][0-9a-f]:.*|fd00:0?ec2:.*)$"
+# Names that resolve to the same places: localhost (and *.localhost, RFC 6761) and the metadata services' names.
+FORBIDDEN_HOSTS = (
+    "^(localhost|.*[.]localhost|metadata|metadata[.]google[.]internal|instance-data|instance-data[.]ec2[.]internal)"
+    "[.]?$"
+)
+
+
+def backend_guard_name(config: Config) -> str:
+    return f"{config.block_name}-backend-guard"
+
+
+def backend_guard(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
+    """ValidatingAdmissionPolicy + binding: deny Backends that aim the proxies at the node's or pod's own
+    loopback, link-local and cloud metadata addresses, the proxies' own ports, a Unix socket inside the proxy
+    pod, or wherever a request's Host header says (DynamicResolver)."""
+    ports = sorted(proxy_ports.RESERVED)
+    shown_ports = ", ".join(f"{port} ({what})" for port, what in sorted(proxy_ports.RESERVED.items()))
+    every = "!has(object.spec.endpoints) || object.spec.endpoints.all(e, {})"
+    rules = (
+        admission.Rule(
+            "!has(object.spec.type) || object.spec.type != 'DynamicResolver'",
+            "a DynamicResolver Backend sends each request wherever its Host header points, cloud metadata and "
+            "the proxies' own loopback included. List the endpoints (type Endpoints).",
+        ),
+        admission.Rule(
+            every.format(
+                "!has(e.ip) || !(e.ip.address.matches(variables.forbiddenIPv4) || "
+                "e.ip.address.matches(variables.forbiddenIPv6))"
+            ),
+            "spec.endpoints[].ip.address is a loopback, unspecified, link-local or cloud metadata address "
+            "(127.0.0.0/8, 0.0.0.0/8, 169.254.0.0/16 with 169.254.169.254, 100.100.100.200, ::1, ::, "
+            "IPv4-mapped, fe80::/10, fd00:ec2::/32): from a proxy it reaches the proxy's own pod or node, or "
+            "the cloud's credentials. Point it at your service's address.",
+        ),
+        admission.Rule(
+            every.format("!has(e.fqdn) || !e.fqdn.hostname.matches(variables.forbiddenHosts)"),
+            "spec.endpoints[].fqdn.hostname names localhost or a cloud metadata service (localhost, "
+            "*.localhost, metadata, metadata.google.internal, instance-data): from a proxy it reaches the "
+            "proxy's own pod or the cloud's credentials. Point it at your service's name.",
+        ),
+        admission.Rule(
+            every.format(
+                "!(has(e.ip) && e.ip.port in variables.proxyPorts) && "
+                "!(has(e.fqdn) && e.fqdn.port in variables.proxyPorts)"
+            ),
+            f"spec.endpoints[].*.port is one of the proxies' own ports ({shown_ports}): Envoy's admin "
+            "interface and its statistics are not a backend. Use your service's port.",
+        ),
+        admission.Rule(
+            every.format("!has(e.unix)"),
+            "spec.endpoints[].unix is a socket inside the proxy's own pod, which tenants' routes must not "
+            "reach. Use an ip or fqdn endpoint.",
+        ),
+    )
+    variables = (
+        ("forbiddenIPv4", admission.cel_string(FORBIDDEN_IPV4)),
+        ("forbiddenIPv6", admission.cel_string(FORBIDDEN_IPV6)),
+        ("forbiddenHosts", admission.cel_string(FORBIDDEN_HOSTS)),
+        ("proxyPorts", "[" + ", ".join(str(port) for port in ports) + "]"),
+    )
+    return admission.objects(config, backend_guard_name(config), BACKEND_RESOURCE, rules, variables=variables)
+
+
 def build(config: Config) -> list[Step]:
-    if not config.get("tenant_guards.envoy_proxy"):
-        return []
-    # Before the block's own EnvoyProxies (same phase, earlier component): they must pass it on every apply.
-    return admission.steps(envoy_proxy_guard(config), Phase.PROXY_CONFIG)
+    steps = []
+    if config.get("tenant_guards.envoy_proxy"):
+        # Before the block's own EnvoyProxies (same phase, earlier component): they pass it on every apply.
+        steps += admission.steps(envoy_proxy_guard(config), Phase.PROXY_CONFIG)
+    if config.get("tenant_guards.backends"):
+        steps += admission.steps(backend_guard(config), Phase.PROXY_CONFIG)
+    return steps
 
 
 def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
