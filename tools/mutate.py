@@ -255,6 +255,14 @@ MUTATIONS = (
         ("tests/unit/test_tenant_guards.py",),
     ),
     Mutation(
+        "crd-owners-older-refused",
+        "Gateway API CRDs another owner installed older than the required release are refused, not left alone",
+        f"{PKG}/lifecycle/crd_owners.py",
+        "None not in parsed and oldest >= wanted",
+        "None not in parsed and oldest >= (0, 0, 0)",
+        ("tests/unit/test_crd_owners.py",),
+    ),
+    Mutation(
         "reinstall-digest-only",
         "a no-change re-install sends only objects not as last applied (a value changed by hand is re-sent)",
         f"{PKG}/lifecycle/install.py",
