@@ -182,7 +182,7 @@ def test_only_changed_files_are_rewritten(tmp_path: Path) -> None:
         for p, st in before.items()
         if (artifacts / p).stat().st_ino != st.st_ino or (artifacts / p).stat().st_mtime_ns != st.st_mtime_ns
     }
-    assert rewritten == {"manifests/02-envoyproxy-eg-shared.yaml", "manifests/03-envoyproxy-eg-dedicated.yaml"}
+    assert rewritten == {"manifests/06-envoyproxy-eg-shared.yaml", "manifests/07-envoyproxy-eg-dedicated.yaml"}
 
 
 def test_check_mode_writes_nothing_and_diff_shows_the_change(tmp_path: Path) -> None:

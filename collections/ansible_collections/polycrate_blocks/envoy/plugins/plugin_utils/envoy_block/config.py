@@ -27,6 +27,7 @@ from .components import (
     monitoring,
     network_policies,
     proxies,
+    tenant_guards,
     traffic_policies,
     waf,
 )
@@ -43,6 +44,7 @@ CHECKS: tuple[Callable[[Mapping[str, Any], Mapping[str, Any]], Checked], ...] = 
     traffic_policies.check,
     attachments.check,
     proxies.check,
+    tenant_guards.check,
     waf.check,
     monitoring.check,
     network_policies.check,

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from .. import body_buffer, images, labels, seclang, waf_exclusions
+from .. import advisories, body_buffer, images, labels, seclang, waf_exclusions
 from ..model import Checked, Config, Problem
 from ..plan import Phase, Step
 from . import admission
@@ -35,6 +35,10 @@ OPTIONAL_SETTINGS = ("workers", "max_multipart_parts", "body_inspections", "body
 # Route kinds on the HTTP listeners a Gateway-level WAF policy covers (Envoy Gateway applies a
 # Gateway-level EnvoyExtensionPolicy to HTTP listeners only: internal/gatewayapi/envoyextensionpolicy.go).
 ROUTE_KINDS = ("HTTPRoute", "GRPCRoute")
+# What an image built from waf/ carries (waf/go.mod's Coraza, waf/Dockerfile's CRS_VERSION; a unit test keeps
+# them equal), checked against the known-vulnerable releases when the WAF is on.
+SHIPPED = ((advisories.CORAZA, "v3.8.1"), (advisories.CRS, "v4.28.0"))
+SECURITY_DOC = "docs/security.md#known-vulnerable-releases"
 EEP_RESOURCE = admission.Resource("gateway.envoyproxy.io", "v1alpha1", "envoyextensionpolicies")
 
 
@@ -364,6 +368,13 @@ def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
                 "config.waf.extra_directives", f"{message}; the WAF would not start (fail-closed: every request fails)"
             )
             for message in found[:10]
+        ]
+    if waf["enabled"]:
+        warnings += [
+            f"config.waf.image: an image built from waf/ carries {product} {shipped}. {issues}; rebuild the image "
+            f"with such a release (waf/BUILD.md) and set waf.image.tag ({SECURITY_DOC})"
+            for product, shipped in SHIPPED
+            if (issues := advisories.findings(product, shipped))
         ]
     problems += _body_problems(values, raw)
     problems += _response_problems(values)
