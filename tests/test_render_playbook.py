@@ -182,7 +182,7 @@ def test_only_changed_files_are_rewritten(tmp_path: Path) -> None:
         for p, st in before.items()
         if (artifacts / p).stat().st_ino != st.st_ino or (artifacts / p).stat().st_mtime_ns != st.st_mtime_ns
     }
-    assert rewritten == {"manifests/02-envoyproxy-eg-shared.yaml", "manifests/03-envoyproxy-eg-dedicated.yaml"}
+    assert rewritten == {"manifests/06-envoyproxy-eg-shared.yaml", "manifests/07-envoyproxy-eg-dedicated.yaml"}
 
 
 def test_check_mode_writes_nothing_and_diff_shows_the_change(tmp_path: Path) -> None:
@@ -287,3 +287,94 @@ def test_render_asks_the_waf_compiler_and_removes_stale(tmp_path: Path) -> None:
     assert result.returncode != 0
     assert "config.waf.extra_directives: the WAF refuses these settings" in result.stdout, result.stdout
     assert not (artifacts / "manifests").exists()
+
+
+# --- Short, quiet output: what a user reads ----------------------------------------------------------------------
+
+# The environment block.poly's actions set (Polycrate sets ANSIBLE_VARS_ENABLED=polycrate_vars for script actions).
+ACTION_ENV = {
+    "ANSIBLE_STDOUT_CALLBACK": "polycrate_blocks.envoy.abridged",
+    "ANSIBLE_DISPLAY_OK_HOSTS": "false",
+    "ANSIBLE_ACTION_WARNINGS": "true",
+    "ANSIBLE_VARS_ENABLED": "polycrate_vars,host_group_vars,polycrate_blocks.envoy.quiet",
+}
+
+
+def make_render(artifacts: Path, config: Path | None = None) -> subprocess.CompletedProcess[str]:
+    args = ["make", "--no-print-directory", "render", f"ARTIFACTS={artifacts}"]
+    env = {k: v for k, v in ENV.items() if not k.startswith(("MAKE", "MFLAGS"))}
+    return subprocess.run(
+        [*args, *([f"CONFIG={config}"] if config else [])],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_block_poly_actions_enable_the_quiet_vars_plugin() -> None:
+    """ACTION_ENV is what block.poly's actions set (so the tests below judge the Polycrate action's output)."""
+    block_poly = (ROOT / "block.poly").read_text(encoding="utf-8")
+    actions = yaml.safe_load(block_poly)["actions"]
+    for action in actions:
+        line = " ".join(action["script"])
+        assert "ANSIBLE_DISPLAY_OK_HOSTS=false" in line
+        assert 'ANSIBLE_VARS_ENABLED="${ANSIBLE_VARS_ENABLED:+$ANSIBLE_VARS_ENABLED,}host_group_vars,' in line
+        assert "polycrate_blocks.envoy.quiet" in line
+
+
+def test_a_successful_make_render_prints_ten_lines_without_a_warning(tmp_path: Path) -> None:
+    """A real `make render`: 10 lines or fewer, no warning (Polycrate's `block`/`action` are reserved names to
+    Ansible: the block's vars plugin drops exactly that warning), and the same through the action's settings."""
+    result = make_render(tmp_path / "artifacts")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert len(output.splitlines()) <= 10, output
+    assert "WARNING" not in output
+    assert "Rendered into" in output
+    snap = polycrate.snapshot(BLOCK_POLY, {"config": {}}, str(tmp_path / "action"))
+    snap_file = tmp_path / "snapshot.yml"
+    snap_file.write_text(yaml.safe_dump(snap), encoding="utf-8")
+    action = subprocess.run(
+        [str(BIN / "ansible-playbook"), "-e", f"@{snap_file}", "playbooks/render.yml"],
+        cwd=ROOT,
+        env={**ENV, **ACTION_ENV},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    output = action.stdout + action.stderr
+    assert action.returncode == 0, output
+    assert len(output.splitlines()) <= 10, output
+    assert "WARNING" not in output
+
+
+def test_other_warnings_are_still_shown(tmp_path: Path) -> None:
+    """The vars plugin drops exactly the reserved-name warning for `block` and `action`: another reserved name
+    still warns."""
+    snap = polycrate.snapshot(BLOCK_POLY, {"config": {}}, str(tmp_path / "artifacts"))
+    snap_file = tmp_path / "snapshot.yml"
+    snap_file.write_text(yaml.safe_dump({**snap, "environment": {}}), encoding="utf-8")
+    output = "".join(playbook(snap_file, "render", "--check").__getattribute__(k) for k in ("stdout", "stderr"))
+    assert "Found variable using reserved name 'environment'" in output
+    assert "reserved name 'block'" not in output
+    assert "reserved name 'action'" not in output
+
+
+def test_a_failed_make_render_shows_its_problems_first_and_once(tmp_path: Path) -> None:
+    """A real `make render CONFIG=bad.yml`: every problem within the first 10 lines of the output, each once."""
+    bad = tmp_path / "bad.yml"
+    bad.write_text('config:\n  data_plane:\n    replicas: "2"\n  namespace: Bad_NS\n', encoding="utf-8")
+    result = make_render(tmp_path / "artifacts", bad)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    head = "\n".join(output.splitlines()[:10])
+    for problem in (
+        "config.data_plane.replicas: must be of type integer, got str '2'; write 2 without quotes",
+        "config.namespace: 'Bad_NS' is not valid",
+    ):
+        assert problem in head, output
+        assert output.count(problem) == 1, output
+    assert "WARNING" not in output
+    assert output.count("invalid envoy block config") == 1, output

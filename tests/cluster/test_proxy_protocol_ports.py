@@ -36,7 +36,9 @@ def check_port_guard(api: Api) -> None:
     # The block rendered into the tenant namespace, so a real envoy-gateway-system is never touched: its
     # default Gateway is then a neighbour of the tenants' Gateways, exempt by namespace and name.
     rendered = objects({**PROXY_PROTOCOL_CONFIG, "namespace": TENANT_NAMESPACE})
-    admission = [o for o in rendered if o["kind"] in apiserver.PLURAL]
+    admission = [
+        o for o in rendered if o["kind"] in apiserver.PLURAL and o["metadata"]["name"] == "envoy-proxy-protocol-ports"
+    ]
     assert [o["metadata"]["name"] for o in admission] == ["envoy-proxy-protocol-ports"] * 2
     default_gateway = next(o for o in rendered if o["kind"] == "Gateway")
     tenant = GATEWAYS.format(ns=TENANT_NAMESPACE)

@@ -32,7 +32,9 @@ def check_enforcement(api: Api) -> None:
     """The whole scenario against any API server the admin client reaches; leaves it as it found it."""
     crd_file = envoy_gateway_crds() / "gateway.envoyproxy.io_envoyextensionpolicies.yaml"
     crd = apiserver.crd(crd_file, "envoyextensionpolicies.gateway.envoyproxy.io")
-    admission = [o for o in objects(ON) if o["kind"] in apiserver.PLURAL]
+    admission = [
+        o for o in objects(ON) if o["kind"] in apiserver.PLURAL and o["metadata"]["name"] == "envoy-waf-enforce"
+    ]
     assert [o["kind"] for o in admission] == ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]
     legacy = next(obj for _, obj, expected in CASES if expected == MERGE_HINT)
     legacy = {**legacy, "metadata": {**legacy["metadata"], "name": "legacy"}}

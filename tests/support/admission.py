@@ -43,3 +43,15 @@ def denials(policy: dict[str, Any], obj: dict[str, Any], old: dict[str, Any] | N
         if not ok:
             out.append(str(validation["message"]))
     return out
+
+
+def judged(policy: dict[str, Any], obj: dict[str, Any], expected: str | None) -> list[str]:
+    """Assert a table case: admitted when `expected` is None, else denied once with `expected` in the message.
+    Returns the denials."""
+    found = denials(policy, obj)
+    if expected is None:
+        assert found == []
+    else:
+        assert len(found) == 1, found
+        assert expected in found[0]
+    return found

@@ -99,3 +99,18 @@ def remove_tenant_test(api: Api, namespace: str, admission: list[dict[str, Any]]
     delete_admission(api, admission)
     if crd is not None:
         delete(api, f"{CRDS}/{crd['metadata']['name']}")
+
+
+def start_tenant_test(
+    api: Api, definition: dict[str, Any], namespaces: list[str], admission: list[dict[str, Any]], probe: tuple[str, Any]
+) -> bool:
+    """Set an admission test up: the CRD (True if this call created it), the namespaces, the policy and its
+    binding, then wait until the API server denies `probe` (path, object) in a dry run: a binding takes effect
+    once the admission plugin has seen it. Undo with remove_tenant_test."""
+    created = ensure_crd(api, definition)
+    for namespace in namespaces:
+        assert request(api, "POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})[0] == 201
+    create_admission(api, admission)
+    path, obj = probe
+    wait(lambda: request(api, "POST", path, obj, dryRun="All")[0] == 403, "admission policy in effect")
+    return created

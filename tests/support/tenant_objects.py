@@ -173,3 +173,180 @@ def upgrade_tenant(block_namespace: str, backend: str = "echo") -> list[dict[str
         own,
         route("HTTPRoute", "own", "own", UPGRADE_NAMESPACE, "http", 80),
     ]
+
+
+# ---- EnvoyProxy objects against tenant_guards.envoy_proxy (the block's namespace: the default one).
+BLOCK_NAMESPACE = "envoy-gateway-system"
+NAMESPACE_HINT = "only the platform's namespace envoy-gateway-system may hold them"
+PATCH_HINT = "spec.provider.kubernetes.*.patch"
+NAME_HINT = "reuses a name of the Envoy Gateway controller"
+REFERENCE_HINT = "names the Envoy Gateway controller's Secrets"
+
+
+def envoy_proxy(name: str, namespace: str = BLOCK_NAMESPACE, **kubernetes: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {"provider": {"type": "Kubernetes", "kubernetes": kubernetes}} if kubernetes else {}
+    return {
+        "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+        "kind": "EnvoyProxy",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
+
+
+def _secret_env(name: str) -> list[dict[str, Any]]:
+    return [{"name": "KEY", "valueFrom": {"secretKeyRef": {"name": name, "key": "tls.key"}}}]
+
+
+ENVOY_PROXY_CASES: list[tuple[str, dict[str, Any], str | None]] = [
+    # Admitted: the platform's own, typed fields, its own Secrets and ConfigMaps, names of its own.
+    ("platform-empty", envoy_proxy("platform-empty"), None),
+    (
+        "platform-typed",
+        envoy_proxy(
+            "platform-typed",
+            envoyDeployment={
+                "name": "edge-proxies",
+                "replicas": 2,
+                "pod": {
+                    "volumes": [
+                        {"name": "own", "secret": {"secretName": "edge-certs"}},
+                        {"name": "cfg", "configMap": {"name": "edge-config"}},
+                        {"name": "tmp", "emptyDir": {}},
+                    ]
+                },
+                "container": {"env": [*_secret_env("edge-certs"), {"name": "PLAIN", "value": "envoy-gateway"}]},
+            },
+            envoyService={"name": "edge", "type": "ClusterIP"},
+            envoyServiceAccount={"name": "edge-proxies"},
+        ),
+        None,
+    ),
+    # Refused: another namespace, even an empty one (Gateways reach it through infrastructure.parametersRef).
+    ("tenant-namespace", envoy_proxy("mine", namespace="tenant-waf"), NAMESPACE_HINT),
+    (
+        "deployment-patch",
+        envoy_proxy(
+            "deployment-patch",
+            envoyDeployment={"patch": {"type": "StrategicMerge", "value": {"spec": {"template": {"spec": {}}}}}},
+        ),
+        PATCH_HINT,
+    ),
+    (
+        "service-patch",
+        envoy_proxy("service-patch", envoyService={"patch": {"value": {"metadata": {"annotations": {"a": "b"}}}}}),
+        PATCH_HINT,
+    ),
+    (
+        "pdb-patch",
+        envoy_proxy("pdb-patch", envoyPDB={"minAvailable": 1, "patch": {"value": {"spec": {}}}}),
+        PATCH_HINT,
+    ),
+    ("deployment-named-controller", envoy_proxy("named", envoyDeployment={"name": "envoy-gateway"}), NAME_HINT),
+    ("service-named-config", envoy_proxy("svc", envoyService={"name": "envoy-gateway-config"}), NAME_HINT),
+    (
+        "certgen-service-account",
+        envoy_proxy("sa", envoyServiceAccount={"name": "envoy-gateway-gateway-helm-certgen"}),
+        NAME_HINT,
+    ),
+    (
+        "controller-secret-volume",
+        envoy_proxy(
+            "vol",
+            envoyDeployment={"pod": {"volumes": [{"name": "steal", "secret": {"secretName": "envoy-gateway"}}]}},
+        ),
+        REFERENCE_HINT,
+    ),
+    (
+        "daemonset-config-volume",
+        envoy_proxy(
+            "ds-vol",
+            envoyDaemonSet={"pod": {"volumes": [{"name": "cfg", "configMap": {"name": "envoy-gateway-config"}}]}},
+        ),
+        REFERENCE_HINT,
+    ),
+    (
+        "projected-hmac",
+        envoy_proxy(
+            "projected",
+            envoyDeployment={
+                "pod": {"volumes": [{"name": "p", "projected": {"sources": [{"secret": {"name": "envoy-oidc-hmac"}}]}}]}
+            },
+        ),
+        REFERENCE_HINT,
+    ),
+    (
+        "env-controller-key",
+        envoy_proxy("env", envoyDeployment={"container": {"env": _secret_env("envoy-gateway")}}),
+        REFERENCE_HINT,
+    ),
+    (
+        "init-env-from",
+        envoy_proxy(
+            "init",
+            envoyDeployment={
+                "initContainers": [
+                    {"name": "grab", "image": "busybox", "envFrom": [{"secretRef": {"name": "envoy-rate-limit"}}]}
+                ]
+            },
+        ),
+        REFERENCE_HINT,
+    ),
+]
+
+
+# ---- Backend objects against tenant_guards.backends (a tenant namespace: the guard covers every namespace).
+ADDRESS_HINT = "is a loopback, unspecified, link-local or cloud metadata address"
+HOST_HINT = "names localhost or a cloud metadata service"
+PORT_HINT = "is one of the proxies' own ports"
+UNIX_HINT = "is a socket inside the proxy's own pod"
+RESOLVER_HINT = "a DynamicResolver Backend sends each request wherever its Host header points"
+
+
+def backend(name: str, *endpoints: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+        "kind": "Backend",
+        "metadata": {"name": name, "namespace": TENANT_NAMESPACE},
+        "spec": {**({"endpoints": list(endpoints)} if endpoints else {}), **spec},
+    }
+
+
+def ip(address: str, port: int = 8080) -> dict[str, Any]:
+    return {"ip": {"address": address, "port": port}}
+
+
+def fqdn(hostname: str, port: int = 443) -> dict[str, Any]:
+    return {"fqdn": {"hostname": hostname, "port": port}}
+
+
+BACKEND_CASES: list[tuple[str, dict[str, Any], str | None]] = [
+    # Admitted: a tenant's own services, addresses that only look alike.
+    ("private-ip", backend("private-ip", ip("10.0.0.5")), None),
+    ("contains-127", backend("contains-127", ip("10.127.0.1"), ip("192.0.2.127")), None),
+    ("ipv6-global", backend("ipv6-global", ip("2001:db8::1")), None),
+    ("ipv6-ending-in-1", backend("ipv6-ending-in-1", ip("2001:db8:0:0:0:0:0:1"), ip("0:0:0:0:0:0:0:11")), None),
+    ("fqdn", backend("fqdn", fqdn("api.example.com"), fqdn("localhost-api.example.com")), None),
+    ("port-18999", backend("port-18999", ip("10.0.0.5", 18999), ip("10.0.0.6", 19004)), None),
+    # Refused: the proxy's own pod or node, cloud metadata, the proxies' ports, sockets, any host.
+    ("loopback", backend("loopback", ip("127.0.0.1")), ADDRESS_HINT),
+    ("loopback-far", backend("loopback-far", ip("10.0.0.5"), ip("127.12.0.9")), ADDRESS_HINT),
+    ("unspecified", backend("unspecified", ip("0.0.0.0")), ADDRESS_HINT),
+    ("metadata", backend("metadata", ip("169.254.169.254", 80)), ADDRESS_HINT),
+    ("ecs-metadata", backend("ecs-metadata", ip("169.254.170.2", 80)), ADDRESS_HINT),
+    ("alibaba-metadata", backend("alibaba-metadata", ip("100.100.100.200", 80)), ADDRESS_HINT),
+    ("ipv6-loopback", backend("ipv6-loopback", ip("0:0:0:0:0:0:0:1")), ADDRESS_HINT),
+    ("ipv6-loopback-short", backend("ipv6-loopback-short", ip("0::1")), ADDRESS_HINT),
+    ("ipv6-unspecified", backend("ipv6-unspecified", ip("0::0")), ADDRESS_HINT),
+    ("ipv6-link-local", backend("ipv6-link-local", ip("fe80::1")), ADDRESS_HINT),
+    ("ipv6-link-local-upper", backend("ipv6-link-local-upper", ip("FEBF::a")), ADDRESS_HINT),
+    ("aws-ipv6-metadata", backend("aws-ipv6-metadata", ip("fd00:ec2::254", 80)), ADDRESS_HINT),
+    ("ipv4-mapped", backend("ipv4-mapped", ip("0:0:0:0:0:ffff:7f00:1")), ADDRESS_HINT),
+    ("localhost", backend("localhost", fqdn("localhost", 80)), HOST_HINT),
+    ("sub-localhost", backend("sub-localhost", fqdn("admin.localhost", 80)), HOST_HINT),
+    ("gcp-metadata", backend("gcp-metadata", fqdn("metadata.google.internal", 80)), HOST_HINT),
+    ("aws-instance-data", backend("aws-instance-data", fqdn("instance-data.ec2.internal.", 80)), HOST_HINT),
+    ("admin-port", backend("admin-port", ip("10.0.0.5", 19000)), PORT_HINT),
+    ("stats-port", backend("stats-port", fqdn("envoy-stats.example.com", 19001)), PORT_HINT),
+    ("unix", backend("unix", {"unix": {"path": "/var/run/envoy.sock"}}), UNIX_HINT),
+    ("dynamic-resolver", backend("dynamic-resolver", type="DynamicResolver"), RESOLVER_HINT),
+]

@@ -34,6 +34,34 @@ def gw(*listeners: dict[str, Any]) -> dict[str, Any]:
 
 CASES: list[tuple[str, dict[str, Any], str]] = [
     ("unknown-top-key", {"namespcae": "x"}, "config.namespcae: unknown key; did you mean 'namespace'"),
+    (
+        "ip-as-listener-hostname",
+        gw({**HTTP, "hostname": "203.0.113.20"}),
+        "config.default_gateway.listeners[0].hostname: '203.0.113.20' is not valid; Gateway API hostnames cannot be "
+        "IP addresses; leave hostname out",
+    ),
+    (
+        "quoted-port",
+        gw({**HTTP, "port": "443"}),
+        "config.default_gateway.listeners[0].port: must be of type integer, got str '443'; write 443 without quotes",
+    ),
+    (
+        "quoted-boolean",
+        {"create_namespace": "false"},
+        "config.create_namespace: must be of type boolean, got str 'false'; write false without quotes",
+    ),
+    (
+        "yaml11-boolean",
+        {"create_namespace": "on"},
+        "config.create_namespace: must be of type boolean, got str 'on'; write true (Polycrate's YAML reads on as a "
+        "string, not a boolean)",
+    ),
+    (
+        "unquoted-version-tag",
+        {"image": {"controller": {"tag": 1.1}}},
+        "config.image.controller.tag: must be of type string, got float 1.1; put it in quotes as you mean it, "
+        'e.g. "1.1"',
+    ),
     ("unknown-nested-key", {"service": {"tpye": "ClusterIP"}}, "config.service.tpye: unknown key"),
     ("unknown-listener-key", gw({**HTTP, "tls": {}}), "config.default_gateway.listeners[0].tls: unknown key"),
     ("bool-as-string", {"create_namespace": "yes"}, "config.create_namespace: must be of type boolean"),

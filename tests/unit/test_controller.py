@@ -22,7 +22,7 @@ CASES: list[tuple[str, dict[str, Any], str, Any]] = [
         "values.global.images.envoyGateway.image",
         "r.example/envoyproxy/gateway:v1.9.1",
     ),
-    ("proxy-image", {}, "values.global.images.envoyProxy.image", "docker.io/envoyproxy/envoy:distroless-v1.39.1"),
+    ("proxy-image", {}, "values.global.images.envoyProxy.image", "docker.io/envoyproxy/envoy:distroless-v1.39.6"),
     (
         "controller-image-by-digest",
         {"image": {"controller": {"digest": DIGEST}}},

@@ -55,7 +55,13 @@ def test_planned_objects_are_never_pruned() -> None:
     p = plan(with_gateway()).to_dict()
     found = [entry["definition"] for entry in p["objects"]]
     assert lifecycle.leftovers(found, p, OWN) == []
-    assert {r["kind"] for r in lifecycle.leftovers(found, None, OWN)} == {"EnvoyProxy", "GatewayClass", "Gateway"}
+    assert {r["kind"] for r in lifecycle.leftovers(found, None, OWN)} == {
+        "EnvoyProxy",
+        "GatewayClass",
+        "Gateway",
+        "ValidatingAdmissionPolicy",  # tenant_guards.envoy_proxy, on by default
+        "ValidatingAdmissionPolicyBinding",
+    }
 
 
 def test_delete_order_gateways_first() -> None:
@@ -125,7 +131,12 @@ def test_status_looks_up_every_policy_the_plan_renders() -> None:
     waf = plan(with_gateway({"waf": {"enabled": True, "default_policy": {"enabled": True}}})).to_dict()
     for rendered in (p, waf):
         wanted = {(e["kind"], e["name"]) for e in rendered["objects"] if e["kind"].endswith("Policy")}
-        wanted -= {(e["kind"], e["name"]) for e in rendered["objects"] if e["kind"] == "NetworkPolicy"}
+        # Network and admission policies carry no status of their own to report.
+        wanted -= {
+            (e["kind"], e["name"])
+            for e in rendered["objects"]
+            if e["kind"] in ("NetworkPolicy", "ValidatingAdmissionPolicy")
+        }
         asked = {(q["kind"], q["name"]) for q in lifecycle.status_queries(rendered) if "name" in q}
         assert wanted, "the config renders policies"
         assert wanted <= asked, wanted - asked

@@ -16,7 +16,7 @@ from envoy_block.components import waf
 from envoy_block.polycrate import merge_config
 from tests.conftest import ROOT
 from tests.support import metric_names
-from tests.support.helpers import at, find, kinds, objects, with_gateway
+from tests.support.helpers import at, find, kinds, load, objects, problems, with_gateway
 
 ON = {"metrics": {"vmpodscrape": {"enabled": True}}}
 
@@ -163,16 +163,20 @@ def test_alerts_follow_the_config() -> None:
     assert "EnvoyProxyFleetBelowSize" not in daemonset, "a DaemonSet has no fleet size"
 
 
+PUBLISHED = "https://git.example.com/platform/envoy/-/blob/main/docs/alerts.md"
+
+
 def test_every_alert_has_its_runbook_section() -> None:
     alerts_doc = (ROOT / "docs/alerts.md").read_text(encoding="utf-8")
     sections = set(re.findall(r"^## (\S+)$", alerts_doc, re.MULTILINE))
-    rules = _rules(merge_config(RULES, WAF))
+    published = {"metrics": {"alerts": {"runbook_base_url": PUBLISHED}}}
+    rules = _rules(merge_config(merge_config(RULES, WAF), published))
     for name, rule in rules.items():
         annotations = rule["annotations"]
         assert annotations["summary"], name
         assert len(annotations["description"]) > 80, name
         url, _, anchor = annotations["runbook_url"].partition("#")
-        assert url == "docs/alerts.md", (name, url)
+        assert url == PUBLISHED, (name, url)
         assert anchor in sections, (name, annotations["runbook_url"])
         assert f"**{name}**" in alerts_doc, name
     assert sections == {name.lower() for name in rules}, "one section per alert, none left over"
@@ -232,3 +236,38 @@ def test_monitoring_objects_pass_the_victoriametrics_crds() -> None:
         if obj["kind"] in ("VMPodScrape", "VMServiceScrape", "VMRule", "ConfigMap"):
             result = validate(obj)
             assert not result.errors, (obj["kind"], obj["metadata"]["name"], result.errors)
+
+
+def test_no_runbook_url_until_the_docs_are_published() -> None:
+    """A relative runbook_url (docs/alerts.md) cannot be opened by any alert receiver: without an absolute
+    metrics.alerts.runbook_base_url the alerts carry none, and render says so."""
+    rules = _rules(merge_config(RULES, WAF))
+    assert rules
+    assert not [name for name, rule in rules.items() if "runbook_url" in rule["annotations"]]
+    assert any(w.startswith("config.metrics.alerts.runbook_base_url: not set") for w in load(RULES).warnings)
+    published = merge_config(RULES, {"metrics": {"alerts": {"runbook_base_url": PUBLISHED}}})
+    assert not [w for w in load(published).warnings if "runbook_base_url" in w]
+
+
+@pytest.mark.parametrize(
+    ("value", "fix"),
+    [
+        ("docs/alerts.md", "use an absolute URL"),
+        ("ftp://docs.example.com/alerts.md", "use an absolute URL"),
+        ("https:///alerts.md", "use an absolute URL"),
+        ("https://docs.example.com/alerts.md#top", "leave out the #"),
+        ("https://docs.example.com/my alerts.md", "no spaces"),
+    ],
+)
+def test_runbook_base_url_must_be_absolute(value: str, fix: str) -> None:
+    found = problems(merge_config(RULES, {"metrics": {"alerts": {"runbook_base_url": value}}}))
+    assert [p for p in found if p.startswith("config.metrics.alerts.runbook_base_url:") and fix in p], found
+
+
+def test_the_old_runbook_key_says_where_it_went() -> None:
+    found = problems(merge_config(RULES, {"metrics": {"rules": {"runbook_url": "https://x.example/a.md"}}}))
+    assert found == [
+        "config.metrics.rules.runbook_url: renamed to metrics.alerts.runbook_base_url, an absolute http(s) URL of "
+        "the published docs/alerts.md (a relative path such as docs/alerts.md cannot be opened from an alert); "
+        "move the value there"
+    ]

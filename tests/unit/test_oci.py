@@ -57,3 +57,15 @@ def test_polycrate_containerfile_keeps_what_it_can() -> None:
     assert 'ENTRYPOINT ["polycrate"]' in derived
     with pytest.raises(OCIError, match="not the one"):
         images.polycrate_containerfile(original.replace("ansible-galaxy", "galaxy-cli"))
+
+
+def test_the_node_has_envoy_under_the_block_default_tag(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cluster tests install the default config: its proxy image (config.schema.json's image.proxy.tag,
+    newer than v1.9.1's own pin) is among the node's images beside each release's pin."""
+    fake = Path("/nonexistent/envoy-gateway")
+    monkeypatch.setattr(images, "envoy_gateway_binaries", lambda: {"v1.9.1": fake})
+    refs = images.node_image_refs()
+    assert images.default_proxy_tag() == "distroless-v1.39.6"
+    assert f"{images.ENVOY_REPOSITORY}:distroless-v1.39.6" in refs
+    assert f"{images.ENVOY_REPOSITORY}:distroless-v1.39.1" in refs  # v1.9.1's pin: the upgrade scenarios
+    assert len(refs) == len(set(refs))

@@ -41,7 +41,7 @@ CASES: list[tuple[str, dict[str, Any], str, str, Any]] = [
         {"image": {"proxy": {"digest": "sha256:" + "f" * 64}}},
         "eg-shared",
         f"{K}.envoyDeployment.container.image",
-        "docker.io/envoyproxy/envoy:distroless-v1.39.1@sha256:" + "f" * 64,
+        "docker.io/envoyproxy/envoy:distroless-v1.39.6@sha256:" + "f" * 64,
     ),
     (
         "resources-merge-defaults",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import http.server
 import io
+import json
 import re
 import subprocess
 import sys
@@ -341,14 +342,24 @@ def envoy_of_release(version: str) -> str | None:
     return ENVOY_OF_RELEASE.get(version)
 
 
+def default_proxy_tag() -> str:
+    """The Envoy tag the block's config sets on both EnvoyProxy objects by default (config.schema.json's
+    image.proxy): newer than the release's own pin when that one has known issues (docs/security.md)."""
+    schema = json.loads((ROOT / "config.schema.json").read_text(encoding="utf-8"))
+    return str(schema["properties"]["image"]["properties"]["proxy"]["default"]["tag"])
+
+
 def node_image_refs() -> list[str]:
-    """Every image the real node can run, by reference (what node_images builds)."""
+    """Every image the real node can run, by reference (what node_images builds): Envoy under each release's
+    pin (the upgrade scenarios run them) and under the block's default tag."""
     refs = list(NODE_OWN_REFS)
     for version in sorted(envoy_gateway_binaries()):
         refs.append(f"{EG_REPOSITORY}:{version}")
         tag = envoy_of_release(version)
         if tag is not None and f"{ENVOY_REPOSITORY}:{tag}" not in refs:
             refs.append(f"{ENVOY_REPOSITORY}:{tag}")
+    if f"{ENVOY_REPOSITORY}:{default_proxy_tag()}" not in refs:
+        refs.append(f"{ENVOY_REPOSITORY}:{default_proxy_tag()}")
     return [*refs, *metallb_refs(), WAF_REF]
 
 

@@ -9,8 +9,9 @@ import (
 	"sync"
 )
 
-// Line is the audit line of one blocked, detected, flagged or refused request (or response): rule ids
-// and messages, never bodies.
+// Line is the audit line of one blocked, detected, flagged or refused request (or response): rule ids,
+// messages and where each rule matched (the variable and its key, such as "942100 ARGS:json.body": what an
+// exclusion names), never bodies or matched values.
 type Line struct {
 	Event     string   `json:"event"`
 	Action    string   `json:"action"`
@@ -22,6 +23,7 @@ type Line struct {
 	Status    int      `json:"status,omitempty"`
 	RuleIDs   []int    `json:"rule_ids"`
 	Messages  []string `json:"messages"`
+	Matched   []string `json:"matched,omitempty"`
 }
 
 // Writer serialises lines onto one output.

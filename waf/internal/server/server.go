@@ -42,6 +42,8 @@ const (
 	// OutboundEvaluationRule is CRS's outbound (response) anomaly score check.
 	OutboundEvaluationRule = 959100
 	maxMessages            = 20
+	maxTargets             = 32
+	maxTargetKey           = 100
 	maxPath                = 256
 )
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -202,6 +203,10 @@ func TestClientAddress(t *testing.T) {
 	}
 	if lines[0].RuleIDs[0] != 10001 || lines[0].Action != "block" || lines[0].RequestID != "req-1" {
 		t.Errorf("audit line: %+v", lines[0])
+	}
+	// Where each rule matched, by name: what an exclusion names (never the matched value).
+	if !slices.Contains(lines[1].Matched, "942100 ARGS:id") || strings.Contains(strings.Join(lines[1].Matched, "|"), "OR") {
+		t.Errorf("matched: %v", lines[1].Matched)
 	}
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/corazawaf/coraza/v3/types"
@@ -78,7 +79,7 @@ func (x *exchange) judge(it *types.Interruption, evaluationRule int, phase strin
 	srv := x.srv
 	matched := x.tx.MatchedRules()
 	var ids []int
-	var messages []string
+	var messages, targets []string
 	for _, mr := range matched[min(x.seen, len(matched)):] {
 		if l, ok := mr.(interface{ Log() bool }); ok && !l.Log() {
 			continue // nolog rules (CRS setup, flow control) are not findings
@@ -89,6 +90,7 @@ func (x *exchange) judge(it *types.Interruption, evaluationRule int, phase strin
 		if msg := mr.Message(); msg != "" && len(messages) < maxMessages {
 			messages = append(messages, msg)
 		}
+		targets = appendTargets(targets, id, mr.MatchedDatas())
 	}
 	x.seen = len(matched)
 	action := "allow"
@@ -116,7 +118,27 @@ func (x *exchange) judge(it *types.Interruption, evaluationRule int, phase strin
 			Status:    status,
 			RuleIDs:   ids,
 			Messages:  messages,
+			Matched:   targets,
 		})
 	}
 	return action
+}
+
+// appendTargets adds "<rule id> <VARIABLE>[:<key>]" for each place a rule matched, once each and at most
+// maxTargets in all: the names an exclusion takes (argument names are the client's, so a key is cut at
+// maxTargetKey bytes); never the matched value.
+func appendTargets(targets []string, id int, datas []types.MatchData) []string {
+	for _, md := range datas {
+		if len(targets) >= maxTargets {
+			return targets
+		}
+		target := fmt.Sprintf("%d %s", id, md.Variable().Name())
+		if key := md.Key(); key != "" {
+			target += ":" + truncate(key, maxTargetKey)
+		}
+		if !slices.Contains(targets, target) {
+			targets = append(targets, target)
+		}
+	}
+	return targets
 }

@@ -63,8 +63,9 @@ type Settings struct {
 	ExcludeRuleIDs             []int    `json:"exclude_rule_ids" yaml:"exclude_rule_ids"`
 	ExcludeRuleTags            []string `json:"exclude_rule_tags" yaml:"exclude_rule_tags"`
 	ExtraDirectives            string   `json:"extra_directives" yaml:"extra_directives"`
-	// Before the CRS rules, after this file's CRS setup: where crs-setup.conf's SecActions go (the corpus
-	// harness uses it). Not a block setting.
+	// Before the CRS rules, after this file's CRS setup: where crs-setup.conf's SecActions and runtime
+	// exclusions go (the corpus harness; the block renders its curated exclusions here from paranoia
+	// level 2 on, waf.curated_exclusions). Not a key of the block's config.
 	SetupDirectives   string `json:"setup_directives" yaml:"setup_directives"`
 	BodyLimit         int    `json:"body_limit" yaml:"body_limit"`                   // request body bytes inspected
 	BodyLimitAction   string `json:"body_limit_action" yaml:"body_limit_action"`     // reject (413) | partial (inspect the first BodyLimit bytes)

@@ -7,7 +7,9 @@ arguments), the same 800 fields as a form, and one 128 KiB JSON field. For each 
 interleaved (A-B-B-A by round), at 16 connections (wrk): Envoy direct (a second Envoy answers 200, never the
 bottleneck), Envoy + this WAF with its ext_proc streams multiplexed over HTTP/2 (as the block configures it),
 the same with one stream per connection (the transport the block had before 0.14.1), and, with
-$BENCH_BASELINE naming another envoy-waf binary, that build on the block's settings; every WAF with the heap
+$BENCH_BASELINE naming another envoy-waf binary, that build on the block's settings, and the tuned profile
+(paranoia level 2 with the block's curated exclusions, on the settings the block renders for it: its CPU per
+request beside PL1's, issue 39); every WAF with the heap
 soft limit of a default pod (GOMEMLIMIT). Reported: req/s, p50 and p99, the WAF's CPU per request, the engine
 alone on the same bytes (Go benchmark, CPU time), and ratios between them. The engine's CPU profiles per
 shape and the matcher comparison (RE2 for every input, shipped, against Go's regexp below 256 bytes, each
@@ -32,10 +34,11 @@ from typing import Any
 
 import yaml
 
-from . import reaper
+from . import efficacy, reaper
 from .testbed import HCM_TYPE, ROUTER_TYPE, EnvoyProcess, WAFProcess, free_port
 
 DURATION = os.environ.get("BENCH_DURATION", "5s")
+PROFILE = "profile-pl2"  # the shipped tuned profile, measured beside PL1
 # An 800-field body costs the engine a fifth of a second: at 16 connections a shorter run completes few.
 BODY_DURATION = os.environ.get("BENCH_BODY_DURATION", "15s")
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
@@ -335,6 +338,14 @@ def main() -> int:
             if name == "ours":
                 single = EnvoyProcess(backend.port, waf.port, message_timeout="30s", waf_streams_per_connection=1)
                 targets.append(Target("ours, one stream per conn", single, waf))
+        # The tuned profile (PL2 and the block's curated exclusions) on the settings the block renders for it,
+        # beside ours (PL1): what the profile costs per request (issue 39).
+        profile = efficacy.rendered_settings(efficacy.CONFIGS[PROFILE])
+        for machine_key in ("crs_dir", "listen", "metrics_port"):
+            profile.pop(machine_key, None)
+        waf = WAFProcess(crs, **{**profile, "workers": 0}, env={"GOMEMLIMIT": POD_GOMEMLIMIT})
+        wafs.append(waf)
+        targets.append(Target(PROFILE, EnvoyProcess(backend.port, waf.port, message_timeout="30s"), waf))
         for name in SHAPES:  # warm-up: connections to the WAF opened, pools filled
             for t in targets:
                 wrk(t.envoy.port, scripts[name], "1s")
@@ -401,6 +412,7 @@ def render(
         [f"{ours.median(s, 'cpu_ms') / shipped[s]:.2f}x" if shipped.get(s) else "" for s in SHAPES],
     )
     row("  ours req/s / Envoy direct", ratio(ours, by["Envoy direct"], "rps"))
+    row(f"  {PROFILE} CPU / ours (PL1)", ratio(by[PROFILE], ours, "cpu_ms"))
     row("  h2 multiplexed req/s / one stream per conn", ratio(ours, by["ours, one stream per conn"], "rps"))
     row("  h2 multiplexed CPU / one stream per conn", ratio(ours, by["ours, one stream per conn"], "cpu_ms"))
     if "baseline" in by:

@@ -126,12 +126,19 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client (Envoy) that resets a kept-alive connection is no error of the backend's: stay quiet."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class Backend:
     """A backend answering "ok", albedo's `POST /reflect`, and the fixed responses in `routes` (by path)."""
 
     def __init__(self, port: int | None = None, routes: dict[str, Response] | None = None) -> None:
         self.port = port or free_port()
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), _Handler)
+        self.server = _Server(("127.0.0.1", self.port), _Handler)
         self.server.routes = dict(routes or {})  # type: ignore[attr-defined]  # read by _Handler
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()

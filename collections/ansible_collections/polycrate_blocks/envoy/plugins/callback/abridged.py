@@ -15,9 +15,12 @@ description:
   - With O(display_ok_hosts) false (the block's Polycrate actions set it), a task that is ok is still shown when it
     says something, that is C(debug) messages (install's summary, the status table) and warnings.
   - The results of the roles' argument checks are not printed below C(-vvv).
+  - Below C(-vvv), render's lists of written and removed files are shown as their count when longer than 3.
   - A failed task whose message has several lines (the block's own messages about the cluster and the
     kubeconfig) is shown once, as its result; ansible-core 2.19 would print the same message before it again,
     with the task's source lines.
+  - A failed task of the block that lists C(problems) (a refused config) is shown once too, problems first, so
+    they are within the first lines of the output.
 version_added: "0.11.0"
 extends_documentation_fragment:
   - default_callback
@@ -43,6 +46,9 @@ from ansible.plugins.callback.default import CallbackModule as DefaultCallback
 KEEP = frozenset({"msg", "problems", "failed", "changed", "skipped", "rc", "stderr", "module_stderr", "module_stdout"})
 # Ok results shown even with display_ok_hosts false: they are what the task is for.
 SAYS = frozenset({"debug", "ansible.builtin.debug", "ansible.legacy.debug"})
+# render's file lists: Polycrate runs actions at -v, where a first render would list every manifest.
+LISTED = frozenset({"written", "removed"})
+LISTED_MAX = 3
 QUIET = frozenset({"validate_argument_spec", "ansible.builtin.validate_argument_spec"})
 
 
@@ -70,7 +76,7 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]  # ansible-core shi
 
     def _handle_exception(self, result: Any, *args: Any, **kwargs: Any) -> None:
         msg = result.get("msg")
-        if self._display.verbosity < 3 and isinstance(msg, str) and "\n" in msg:
+        if self._display.verbosity < 3 and isinstance(msg, str) and ("\n" in msg or "problems" in result):
             # A message of several lines follows in the result, unfolded (a literal block); a one-line message is
             # left to ansible-core's own error line, the only place it is printed unfolded.
             result.pop("exception", None)
@@ -86,9 +92,14 @@ class CallbackModule(DefaultCallback):  # type: ignore[misc]  # ansible-core shi
 def abridge(result: Mapping[str, Any], limit: int) -> dict[str, Any]:
     """`result` with every top-level value larger than `limit` characters of JSON replaced by its size."""
     out: dict[str, Any] = {}
+    if "problems" in result:  # a refused config: its problems within the first lines (`changed: false` says nothing)
+        result = {key: value for key, value in result.items() if key != "changed"}
     for key, value in result.items():
         if key in KEEP or key.startswith("_ansible"):
             out[key] = value
+            continue
+        if key in LISTED and isinstance(value, list) and len(value) > LISTED_MAX:
+            out[key] = f"{len(value)} files (listed with -vvv)"
             continue
         size = len(json.dumps(value, default=str))
         out[key] = value if size <= limit else f"({size // 1024 or 1} KB, shown with -vvv)"

@@ -86,7 +86,7 @@ def config_failure(error: config.ConfigError, consequence: str) -> dict[str, Any
     """
     return {
         "failed": True,
-        "msg": f"{error.summary}, each with its config path and fix under `problems`; {consequence}",
+        "msg": f"{error.summary}, each with its fix under `problems`; {consequence}",
         "problems": "".join(f"{problem}\n" for problem in error.problems),
     }
 

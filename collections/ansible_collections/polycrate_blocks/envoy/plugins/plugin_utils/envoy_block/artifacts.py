@@ -43,6 +43,16 @@ def _read(path: Path) -> str | None:
         return None
 
 
+# A file is written under a temporary name beside it (.<name>.<8 random characters>), then renamed.
+_RANDOM = 8
+
+
+def written_name_bytes(name: str) -> int:
+    """The bytes of the longest name a file called `name` has while it is written (its temporary name): the
+    filesystem's limit on one path component applies to that, not only to `name` (limits.plan_problems)."""
+    return len(f".{name}.".encode()) + _RANDOM
+
+
 def _write(path: Path, content: str) -> None:
     for folder in reversed([p for p in path.parents if not p.exists()]):
         folder.mkdir()

@@ -14,17 +14,29 @@ from .components import (
     namespace,
     network_policies,
     proxies,
+    tenant_guards,
     traffic_policies,
     waf,
 )
 from .config import Config, ConfigError, load
 from .plan import Phase, Plan, Step, Waits
 
-COMPONENTS = (namespace, network_policies, proxies, gatewayclasses, waf, gateway, traffic_policies, monitoring)
+COMPONENTS = (
+    namespace,
+    network_policies,
+    tenant_guards,
+    proxies,
+    gatewayclasses,
+    waf,
+    gateway,
+    traffic_policies,
+    monitoring,
+)
 # The config section each component builds from, for a message when building fails unexpectedly.
 SECTIONS = {
     "namespace": "namespace",
     "network_policies": "network_policy",
+    "tenant_guards": "tenant_guards",
     "proxies": "data_plane",
     "gatewayclasses": "gatewayclass",
     "waf": "waf",

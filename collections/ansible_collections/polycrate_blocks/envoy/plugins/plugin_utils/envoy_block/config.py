@@ -27,6 +27,7 @@ from .components import (
     monitoring,
     network_policies,
     proxies,
+    tenant_guards,
     traffic_policies,
     waf,
 )
@@ -43,6 +44,7 @@ CHECKS: tuple[Callable[[Mapping[str, Any], Mapping[str, Any]], Checked], ...] = 
     traffic_policies.check,
     attachments.check,
     proxies.check,
+    tenant_guards.check,
     waf.check,
     monitoring.check,
     network_policies.check,
@@ -76,6 +78,9 @@ _FORMAT_HINTS = {
     "quantity": "a Kubernetes quantity such as 100m, 256Mi or 1Gi",
     "cidr": "an IPv4 or IPv6 CIDR such as 10.0.0.0/8 or fd00::/8",
 }
+# Keys that were renamed, by path: what to write instead (the generic "unknown key" would not say). Each
+# component names its own.
+_MOVED = {**monitoring.RENAMED}
 _KEY_HINT = (
     "use a qualified name such as example.com/name or name (an optional DNS prefix and '/', then at most 63 "
     "of a-z, A-Z, 0-9, '-', '_', '.', starting and ending alphanumeric)"
@@ -250,6 +255,36 @@ def _format_checker(schema: Mapping[str, Any]) -> jsonschema.FormatChecker:
     return checker
 
 
+_INTEGER = re.compile(r"[-+]?[0-9]+")
+_NUMBER = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
+_YAML11_BOOLS = {"yes": "true", "on": "true", "y": "true", "no": "false", "off": "false", "n": "false"}
+
+
+def _type_fix(expected: Any, value: Any) -> str:
+    """What to write instead of a value of the wrong type ("; write 443 without quotes"), or ""."""
+    text = value.strip() if isinstance(value, str) else None
+    if expected == "integer" and text is not None and _INTEGER.fullmatch(text):
+        return f"; write {int(text)} without quotes"
+    if expected == "number" and text is not None and _NUMBER.fullmatch(text):
+        return f"; write {text} without quotes"
+    if expected == "boolean" and text is not None:
+        if text.lower() in ("true", "false"):
+            return f"; write {text.lower()} without quotes"
+        if text.lower() in _YAML11_BOOLS:
+            return f"; write {_YAML11_BOOLS[text.lower()]} (Polycrate's YAML reads {text} as a string, not a boolean)"
+        return "; write true or false"
+    if expected == "string" and isinstance(value, (bool, int, float)):
+        literal = json.dumps(value)
+        return (
+            f'; put it in quotes as you mean it, e.g. "{literal}" (unquoted, YAML reads it as a {type(value).__name__})'
+        )
+    if expected == "object" and isinstance(value, (str, list)):
+        return "; write it as a mapping: each key on its own line below, indented, as key: value"
+    if expected == "array" and isinstance(value, (str, dict)):
+        return "; write it as a list: each item on its own line below, indented, starting with '- '"
+    return ""
+
+
 _LIMIT_WORDS = {"maxLength": "characters", "maxItems": "items", "maxProperties": "keys"}
 
 
@@ -281,14 +316,19 @@ def shape_problems(raw: Any, schema: Mapping[str, Any]) -> list[Problem]:
             for key in sorted(set(error.instance) - set(known)):
                 close = difflib.get_close_matches(key, known, n=1)
                 hint = f"did you mean '{close[0]}'? " if close else ""
+                if moved := _MOVED.get(_path([*parts, key])):
+                    problems.append(Problem(_path([*parts, key]), moved))
+                    continue
                 problems.append(
                     Problem(_path([*parts, key]), f"unknown key; {hint}known keys here: {', '.join(known)}")
                 )
         elif error.validator == "type":
             shown = "" if _is_secret(parts) else f" {_shown(parts, error.instance)}"
+            fix = "" if _is_secret(parts) else _type_fix(error.validator_value, error.instance)
             problems.append(
                 Problem(
-                    _path(parts), f"must be of type {error.validator_value}, got {type(error.instance).__name__}{shown}"
+                    _path(parts),
+                    f"must be of type {error.validator_value}, got {type(error.instance).__name__}{shown}{fix}",
                 )
             )
         elif error.validator == "enum":

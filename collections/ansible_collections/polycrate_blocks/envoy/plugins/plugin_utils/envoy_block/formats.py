@@ -69,11 +69,42 @@ def chart_ref(value: str, registry: re.Pattern[str], repository: re.Pattern[str]
     raise ValueError(f"no chart directory or .tgz at {path}; {CHART_FORMS}")
 
 
+def gateway_hostname(value: str) -> None:
+    """Gateway API's Hostname: a DNS name, never an IP address (the API server refuses a listener with one)."""
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return
+    raise ValueError(
+        "Gateway API hostnames cannot be IP addresses; leave hostname out (the listener then takes every name "
+        "sent to its address) or give the DNS name clients use, such as app.example.com"
+    )
+
+
+def http_url(value: str) -> None:
+    """An absolute http(s) URL that an alert receiver can open from anywhere: a scheme, a host, no spaces, no
+    fragment (the block appends #<alert>). Empty is allowed (the key's "not set")."""
+    if not value:
+        return
+    url = urlsplit(value)
+    if url.scheme not in ("http", "https") or not url.hostname:
+        raise ValueError(
+            "use an absolute URL such as https://git.example.com/platform/envoy/-/blob/main/docs/alerts.md "
+            "(a relative path cannot be opened from an alert), or leave it empty"
+        )
+    if any(c.isspace() for c in value) or any(ord(c) < 32 for c in value):
+        raise ValueError("a URL has no spaces or control characters; percent-encode them (%20)")
+    if url.fragment or value.endswith("#"):
+        raise ValueError("leave out the #...: each alert appends #<its name in lower case>")
+
+
 def checks(defs: Mapping[str, Any]) -> dict[str, Callable[[str], None]]:
     """The schema's custom formats by name; `defs` are config.schema.json's $defs (the OCI grammar lives there)."""
     registry = re.compile(defs["image_registry"]["pattern"])
     repository = re.compile(defs["image_repository"]["pattern"])
     return {
         "cidr": cidr,
+        "gateway-hostname": gateway_hostname,
+        "http-url": http_url,
         "helm-chart-ref": lambda value: chart_ref(value, registry, repository),
     }

@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from . import artifacts
 from .model import Problem
 
 # Names that become DNS labels (Service: an RFC 1035 label; Namespace: an RFC 1123 label); the rest are
@@ -61,12 +62,13 @@ def plan_problems(
                     "shorten it",
                 )
             )
-        elif len(file_name.encode()) > FILE_NAME_MAX:
+        elif (written := artifacts.written_name_bytes(file_name)) > FILE_NAME_MAX:
             problems.append(
                 Problem(
                     source(values, block_name, name),
-                    f"makes the render's file name {file_name[:60]}... {len(file_name.encode())} bytes, above the "
-                    f"filesystem's {FILE_NAME_MAX}; shorten it",
+                    f"makes the render's file name {file_name[:60]}... {written} bytes while it is written (its "
+                    f"temporary name), above the filesystem's {FILE_NAME_MAX}; shorten it by {written - FILE_NAME_MAX} "
+                    "characters or more",
                 )
             )
         if kind == "ConfigMap":

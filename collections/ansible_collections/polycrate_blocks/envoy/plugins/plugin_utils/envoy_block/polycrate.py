@@ -51,6 +51,28 @@ def snapshot(
     return {"block": block, "workspace": {"name": "local"}, "action": {"name": ""}}
 
 
+def fold_keys(value: Any, path: str = "config") -> Any:
+    """`value` with every mapping key lower-cased at every depth, lists included, as Polycrate (viper) hands the
+    config to the block. Two keys that fold to one (Enabled and enabled) raise ValueError naming them: Polycrate
+    keeps one of them at random (Go map order)."""
+    if isinstance(value, list):
+        return [fold_keys(item, f"{path}[{index}]") for index, item in enumerate(value)]
+    if not isinstance(value, Mapping):
+        return value
+    out: dict[Any, Any] = {}
+    spelled: dict[Any, Any] = {}
+    for key, item in value.items():
+        folded = key.lower() if isinstance(key, str) else key
+        if folded in out:
+            raise ValueError(
+                f"{path}: the keys {spelled[folded]!r} and {key!r} are one key to Polycrate, which lower-cases every "
+                "key and keeps one of them at random; keep one"
+            )
+        spelled[folded] = key
+        out[folded] = fold_keys(item, f"{path}.{folded}")
+    return out
+
+
 def lowercased_keys(workspace_poly: Mapping[str, Any], block_name: str) -> list[str]:
     """Warnings for the config keys with capitals that workspace.poly sets for the block: Polycrate (viper)
     lower-cases every key of the snapshot it hands to the block, at every depth, so an annotation such as

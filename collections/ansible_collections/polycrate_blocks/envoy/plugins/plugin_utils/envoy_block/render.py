@@ -15,6 +15,12 @@ class _Dumper(yaml.SafeDumper):
     def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
         super().increase_indent(flow, False)
 
+    def ignore_aliases(self, data: Any) -> bool:
+        # Builders share one dict between objects (a selector, a toleration list); PyYAML would write it once with
+        # an anchor (&id001) and then as an alias (*id001). GitOps diffs and some tools mishandle aliases, and a
+        # reader has to chase them: every value is written out where it is used.
+        return True
+
 
 def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
     if "\n" in data:

@@ -201,6 +201,7 @@ def anchor(name: str) -> str:
 
 def vm_rule(config: Config) -> dict[str, Any]:
     rules = config.get("metrics.rules")
+    runbook = config.get("metrics.alerts.runbook_base_url")
     meta = labels.metadata(config, f"{config.block_name}-alerts", "monitoring", config.get("namespace"))
     meta["labels"] = {**meta["labels"], **dict(sorted(rules["labels"].items()))}  # type: ignore[dict-item]
     return {
@@ -220,7 +221,7 @@ def vm_rule(config: Config) -> dict[str, Any]:
                             "annotations": {
                                 "summary": a.summary,
                                 "description": a.description,
-                                "runbook_url": f"{rules['runbook_url']}#{anchor(a.name)}",
+                                **({"runbook_url": f"{runbook}#{anchor(a.name)}"} if runbook else {}),
                             },
                         }
                         for a in alerts(config)

@@ -101,6 +101,15 @@ def build(config: Config) -> list[Step]:
     return steps
 
 
+# Renamed keys (config.py refuses each with this instead of "unknown key").
+RENAMED = {
+    "config.metrics.rules.runbook_url": (
+        "renamed to metrics.alerts.runbook_base_url, an absolute http(s) URL of the published docs/alerts.md "
+        "(a relative path such as docs/alerts.md cannot be opened from an alert); move the value there"
+    ),
+}
+
+
 def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
     """The VMPodScrape's namespace selector says one thing, and finds the proxies where they run; alerts
     without scrapes would watch nothing."""
@@ -127,5 +136,11 @@ def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
             "config.metrics.rules.enabled: the alerts read the series the block's scrapes collect (their job "
             "labels); without metrics.vmpodscrape.enabled nothing collects them and the availability alerts "
             "fire; enable metrics.vmpodscrape too"
+        )
+    if metrics["rules"]["enabled"] and not metrics["alerts"]["runbook_base_url"]:
+        warnings.append(
+            "config.metrics.alerts.runbook_base_url: not set, so the alerts carry no runbook_url; set it to the "
+            "absolute URL where you publish the block's docs/alerts.md (e.g. "
+            "https://git.example.com/platform/envoy/-/blob/main/docs/alerts.md)"
         )
     return problems, warnings

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from .. import body_buffer, images, labels, seclang
+from .. import advisories, body_buffer, images, labels, seclang, waf_exclusions
 from ..model import Checked, Config, Problem
 from ..plan import Phase, Step
 from . import admission
@@ -35,6 +35,10 @@ OPTIONAL_SETTINGS = ("workers", "max_multipart_parts", "body_inspections", "body
 # Route kinds on the HTTP listeners a Gateway-level WAF policy covers (Envoy Gateway applies a
 # Gateway-level EnvoyExtensionPolicy to HTTP listeners only: internal/gatewayapi/envoyextensionpolicy.go).
 ROUTE_KINDS = ("HTTPRoute", "GRPCRoute")
+# What an image built from waf/ carries (waf/go.mod's Coraza, waf/Dockerfile's CRS_VERSION; a unit test keeps
+# them equal), checked against the known-vulnerable releases when the WAF is on.
+SHIPPED = ((advisories.CORAZA, "v3.8.1"), (advisories.CRS, "v4.28.0"))
+SECURITY_DOC = "docs/security.md#known-vulnerable-releases"
 EEP_RESOURCE = admission.Resource("gateway.envoyproxy.io", "v1alpha1", "envoyextensionpolicies")
 
 
@@ -59,7 +63,8 @@ def settings(config: Config) -> dict[str, Any]:
         "validate_utf8": waf["validate_utf8"],
         "exclude_rule_ids": list(waf["exclude_rule_ids"]),
         "exclude_rule_tags": list(waf["exclude_rule_tags"]),
-        "extra_directives": waf["extra_directives"],
+        # The curated exclusions, then the user's: the user's last, so that they can undo a curated one.
+        "extra_directives": curated(waf)[1] + str(waf["extra_directives"]),
         "body_limit": waf["body"]["limit"],
         "body_limit_action": waf["body"]["limit_action"],
         "inspect_response": waf["response_inspection"]["enabled"],
@@ -68,6 +73,8 @@ def settings(config: Config) -> dict[str, Any]:
         "listen": f"0.0.0.0:{GRPC_PORT}",
         "metrics_port": METRICS_PORT,
     }
+    if curated(waf)[0]:
+        out["setup_directives"] = curated(waf)[0]
     # Unset, each key is left out and the service's own default applies (workers: the CPU limit rounded up;
     # the others: waf/internal/settings.Defaults), so a config that sets none renders the settings file (and
     # the pods' checksum) unchanged.
@@ -75,6 +82,12 @@ def settings(config: Config) -> dict[str, Any]:
         if waf.get(key) is not None:
             out[key] = waf[key]
     return out
+
+
+def curated(waf: Mapping[str, Any]) -> tuple[str, str]:
+    """The block's curated exclusions for the paranoia level (waf.curated_exclusions; none at level 1): the
+    runtime ones before the CRS (the settings' setup_directives), the others after it."""
+    return waf_exclusions.directives(waf["paranoia_level"]) if waf["curated_exclusions"] else ("", "")
 
 
 def config_map(config: Config) -> dict[str, Any]:
@@ -355,6 +368,13 @@ def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
                 "config.waf.extra_directives", f"{message}; the WAF would not start (fail-closed: every request fails)"
             )
             for message in found[:10]
+        ]
+    if waf["enabled"]:
+        warnings += [
+            f"config.waf.image: an image built from waf/ carries {product} {shipped}. {issues}; rebuild the image "
+            f"with such a release (waf/BUILD.md) and set waf.image.tag ({SECURITY_DOC})"
+            for product, shipped in SHIPPED
+            if (issues := advisories.findings(product, shipped))
         ]
     problems += _body_problems(values, raw)
     problems += _response_problems(values)

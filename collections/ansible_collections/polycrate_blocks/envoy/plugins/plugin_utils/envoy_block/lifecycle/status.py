@@ -6,6 +6,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .. import advisories
+from ..components import controller
 from ..release import installed_version
 from .ownership import ref
 
@@ -169,18 +171,70 @@ def status_table(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+# The container of each pod that runs a release of the advisory table: the controller's, and the proxies' Envoy.
+RUNNING = (("envoy-gateway", advisories.ENVOY_GATEWAY), ("envoy", advisories.ENVOY))
+
+
+def pod_queries(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The controller's pods and the proxies' (every namespace): the images they run, for the advisories."""
+    return [
+        {
+            "api_version": "v1",
+            "kind": "Pod",
+            "namespace": plan["namespace"]["name"],
+            "label_selectors": list(controller.POD_SELECTOR),
+            "metadata_only": False,
+        },
+        {"api_version": "v1", "kind": "Pod", "label_selectors": list(PROXY_SELECTOR), "metadata_only": False},
+    ]
+
+
+def running_images(pods: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], int]:
+    """(product, image) -> how many pods run it, from each RUNNING container: the image the runtime reports
+    (containerStatuses), else the spec's (a pod not started yet). A pod two queries returned counts once."""
+    counts: dict[tuple[str, str], int] = {}
+    products = dict(RUNNING)
+    unique = {
+        (str((p.get("metadata") or {}).get("namespace")), str((p.get("metadata") or {}).get("name"))): p for p in pods
+    }
+    for pod in unique.values():
+        spec = {c.get("name"): c.get("image") for c in (pod.get("spec") or {}).get("containers") or []}
+        ran = {c.get("name"): c.get("image") for c in (pod.get("status") or {}).get("containerStatuses") or []}
+        for container, product in products.items():
+            image = ran.get(container) or spec.get(container)
+            if image:
+                counts[(product, str(image))] = counts.get((product, str(image)), 0) + 1
+    return counts
+
+
+def advisory_lines(pods: Iterable[Mapping[str, Any]]) -> list[str]:
+    """One line per image a pod runs that has known issues (advisories), naming each and its first fix."""
+    lines = []
+    for (product, image), count in sorted(running_images(pods).items()):
+        tag = image.split("@", 1)[0].rpartition(":")[2]
+        found = advisories.findings(product, tag)
+        if found:
+            lines.append(f"{count} pod(s) run {image}: {found}")
+    return lines
+
+
 def status_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Everything `status` reads, for one k8s_list run: the planned objects it reports on and the proxies
-    (status_queries), and the controller's Deployment, each query tagged with its `purpose`."""
-    return [{**q, "purpose": "objects"} for q in status_queries(plan)] + [
-        {
-            "api_version": "apps/v1",
-            "kind": "Deployment",
-            "name": plan["controller"]["deployment"],
-            "namespace": plan["namespace"]["name"],
-            "purpose": "controller",
-        }
-    ]
+    (status_queries), the controller's Deployment, and the controller's and proxies' pods (pod_queries), each
+    query tagged with its `purpose`."""
+    return (
+        [{**q, "purpose": "objects"} for q in status_queries(plan)]
+        + [
+            {
+                "api_version": "apps/v1",
+                "kind": "Deployment",
+                "name": plan["controller"]["deployment"],
+                "namespace": plan["namespace"]["name"],
+                "purpose": "controller",
+            }
+        ]
+        + [{**q, "purpose": "pods"} for q in pod_queries(plan)]
+    )
 
 
 @dataclass(frozen=True)
@@ -188,22 +242,32 @@ class StatusReport:
     """The health table: one row per thing a healthy install has, its lines, and whether all are healthy."""
 
     rows: tuple[dict[str, Any], ...]
+    # Known issues of the releases the pods run (advisory_lines): reported, not unhealthy (what runs still
+    # serves; moving to a fixed release is the operator's change).
+    advisories: tuple[str, ...] = ()
 
     @property
     def healthy(self) -> bool:
         return all(r["ok"] for r in self.rows)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rows": list(self.rows), "lines": status_table(list(self.rows)), "healthy": self.healthy}
+        lines = status_table(list(self.rows))
+        if self.advisories:
+            lines += ["Known issues of what runs (docs/security.md#known-vulnerable-releases):", *self.advisories]
+        return {"rows": list(self.rows), "lines": lines, "healthy": self.healthy, "advisories": list(self.advisories)}
 
 
 def status(plan: Mapping[str, Any], results: Iterable[Mapping[str, Any]]) -> StatusReport:
     """The report from status_lookups' results."""
     found: list[Mapping[str, Any]] = []
-    controller: Mapping[str, Any] | None = None
+    pods: list[Mapping[str, Any]] = []
+    deployment: Mapping[str, Any] | None = None
     for result in results:
-        if result["item"]["purpose"] == "controller":
-            controller = next(iter(result.get("resources") or []), None)
+        purpose = result["item"]["purpose"]
+        if purpose == "controller":
+            deployment = next(iter(result.get("resources") or []), None)
+        elif purpose == "pods":
+            pods += result.get("resources") or []
         else:
             found += result.get("resources") or []
-    return StatusReport(tuple(status_rows(plan, found, controller)))
+    return StatusReport(tuple(status_rows(plan, found, deployment)), tuple(advisory_lines(pods)))

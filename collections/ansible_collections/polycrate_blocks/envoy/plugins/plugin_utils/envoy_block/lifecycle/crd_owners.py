@@ -1,0 +1,116 @@
+"""Whose the Gateway API CRDs are, and what install may do with them (issue 37).
+
+Platforms install the Gateway API CRDs themselves: RKE2 1.37 through the Helm release
+`rke2-gateway-api-crd` (rancher/rke2#11135, taking ownership), k3s through its `traefik-crd` chart, managed
+clusters preinstall them. Applying the block's over theirs fights the owner, or loses to it on the
+platform's next upgrade (envoyproxy/gateway#8991, rancher/rke2#10999). Before touching them, install reads
+who owns them and decides, from the CRDs as read (their metadata and, where the read keeps them, their
+managedFields):
+
+- nobody else owns them (absent, the block's own, or unmarked) -> apply;
+- another owner, every one at least the required Gateway API release (its bundle-version annotation) ->
+  leave them alone, and say so;
+- another owner and older, or of no version it can tell -> refuse before any change, naming the owner and
+  the required release;
+- `take_ownership` -> apply over the owner, and say whose they were.
+
+Pure: the role is to carry the outcome out. NOT YET WIRED into install (no config key, no role task, no real
+control-plane scenario yet): this is the decision and its table tests only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..crds import SOURCE_ANNOTATION
+from ..release import semver
+
+GROUP = "gateway.networking.k8s.io"
+BUNDLE_VERSION = "gateway.networking.k8s.io/bundle-version"
+HELM_RELEASE = "meta.helm.sh/release-name"
+HELM_NAMESPACE = "meta.helm.sh/release-namespace"
+MANAGED_BY = "app.kubernetes.io/managed-by"
+# Managers that are no owner: the API server's own writers (status, the CRD's Established condition).
+NOT_OWNERS = ("kube-apiserver", "kube-controller-manager")
+
+
+@dataclass(frozen=True)
+class CrdOwnership:
+    """`outcome`: apply | leave | refuse | take_over; `owners`: who else owns the Gateway API CRDs, as read;
+    `message`: what install reports (the problem when refused)."""
+
+    outcome: str
+    owners: tuple[str, ...]
+    message: str
+
+
+def owners_of(crd: Mapping[str, Any], block_managers: Iterable[str]) -> list[str]:
+    """Who, besides the block, owns `crd`: a Helm release (its annotations), a tool naming itself in
+    app.kubernetes.io/managed-by, and server-side apply managers (managedFields, operation Apply). A CRD
+    carrying the block's source stamp and applied by the block's manager only is the block's."""
+    meta = crd.get("metadata") or {}
+    annotations, labels = meta.get("annotations") or {}, meta.get("labels") or {}
+    ours = set(block_managers)
+    found: list[str] = []
+    if HELM_RELEASE in annotations:
+        where = annotations.get(HELM_NAMESPACE)
+        found.append(f"Helm release {where + '/' if where else ''}{annotations[HELM_RELEASE]}")
+    managed_by = labels.get(MANAGED_BY)
+    if managed_by and managed_by != "Helm" and not (managed_by == "polycrate" and SOURCE_ANNOTATION in annotations):
+        found.append(f"{managed_by} ({MANAGED_BY})")
+    for entry in meta.get("managedFields") or []:
+        manager = str(entry.get("manager", ""))
+        if entry.get("operation") == "Apply" and manager and manager not in ours and manager not in NOT_OWNERS:
+            found.append(f"server-side apply manager {manager}")
+    return list(dict.fromkeys(found))
+
+
+def decide(
+    live: Iterable[Mapping[str, Any]], required: str, take_ownership: bool, block_managers: Iterable[str]
+) -> CrdOwnership:
+    """What install does with the Gateway API CRDs the cluster holds (see the module's docstring)."""
+    managers = tuple(block_managers)
+    gateway_api = [c for c in live if (c.get("spec") or {}).get("group", _group(c)) == GROUP]
+    foreign = [(c, who) for c in gateway_api if (who := owners_of(c, managers))]
+    if not foreign:
+        return CrdOwnership("apply", (), "")
+    owners = tuple(dict.fromkeys(o for _, who in foreign for o in who))
+    named = ", ".join(owners)
+    if take_ownership:
+        return CrdOwnership(
+            "take_over",
+            owners,
+            f"gateway_api_crds.take_ownership: applying the Gateway API CRDs {required} over {named}; that "
+            "owner may put its own back on its next upgrade",
+        )
+    versions = {str(_meta(c, "annotations").get(BUNDLE_VERSION, "")) for c, _ in foreign}
+    parsed = [semver(v) for v in versions]
+    oldest = min((p for p in parsed if p is not None), default=None)
+    wanted = semver(required)
+    if wanted is not None and oldest is not None and None not in parsed and oldest >= wanted:
+        shown = ", ".join(sorted(versions))
+        return CrdOwnership(
+            "leave",
+            owners,
+            f"the Gateway API CRDs belong to {named} (bundle {shown}, at least {required}): left alone",
+        )
+    found = ", ".join(sorted(v or "no bundle-version" for v in versions))
+    return CrdOwnership(
+        "refuse",
+        owners,
+        f"the Gateway API CRDs belong to {named} and are older than the {required} this release needs (found "
+        f"{found}): Envoy Gateway would fail on them. Upgrade them through their owner to {required} or later, "
+        "or set gateway_api_crds.take_ownership: true to apply the block's over them (the owner may put its "
+        "own back on its next upgrade). Nothing was changed.",
+    )
+
+
+def _meta(crd: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    return ((crd.get("metadata") or {}).get(key)) or {}
+
+
+def _group(crd: Mapping[str, Any]) -> str:
+    """The group from the CRD's name (<plural>.<group>) when only its metadata was read."""
+    return str((crd.get("metadata") or {}).get("name", "")).partition(".")[2]

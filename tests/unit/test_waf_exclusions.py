@@ -1,0 +1,68 @@
+"""The curated exclusions (issue 39): rendered into the settings file the WAF runs from paranoia level 2 on,
+never at level 1 (its verdicts stay the CRS's), each narrow (rules for named targets), before the user's
+extra_directives, and switched off whole by waf.curated_exclusions: false."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+import yaml
+
+from envoy_block import seclang, waf_exclusions
+from tests.support.helpers import find, with_gateway
+
+
+def settings(waf: dict[str, Any]) -> dict[str, Any]:
+    cfg = with_gateway({"waf": {"enabled": True, **waf}})
+    return dict(yaml.safe_load(find(cfg, "ConfigMap")["data"]["waf.yaml"]))
+
+
+def test_level_one_renders_the_crs_as_released() -> None:
+    out = settings({})
+    assert out["paranoia_level"] == 1
+    assert out["extra_directives"] == ""
+    assert "setup_directives" not in out
+
+
+@pytest.mark.parametrize("level", [2, 3, 4])
+def test_levels_two_and_up_carry_them(level: int) -> None:
+    out = settings({"paranoia_level": level})
+    before, after = waf_exclusions.directives(level)
+    assert out["setup_directives"] == before
+    assert out["extra_directives"] == after
+    assert after.count("SecRuleUpdateTargetById") == sum(
+        len(e.rules) for e in waf_exclusions.EXCLUSIONS if e.when is None
+    )
+
+
+def test_switched_off_renders_none() -> None:
+    out = settings({"paranoia_level": 2, "curated_exclusions": False})
+    assert out["extra_directives"] == ""
+    assert "setup_directives" not in out
+
+
+def test_users_directives_come_last() -> None:
+    mine = 'SecRule ARGS:x "@streq y" "id:10001,phase:2,deny,status:403"\n'
+    out = settings({"paranoia_level": 2, "extra_directives": mine})
+    assert out["extra_directives"].endswith(mine)
+    assert out["extra_directives"].startswith("# ")
+
+
+def test_every_exclusion_is_narrow_and_explained() -> None:
+    for item in waf_exclusions.EXCLUSIONS:
+        assert item.rules
+        assert item.targets
+        assert len(item.reason) > 20
+        for target in item.targets:  # a named argument, cookie or the path: never a whole collection
+            assert re.fullmatch(r"(ARGS|ARGS_NAMES|REQUEST_COOKIES):\S+|REQUEST_FILENAME", target), target
+        assert item.when is not None or "REQUEST_FILENAME" not in item.targets
+
+
+def test_runtime_ids_are_the_blocks_own() -> None:
+    before, _ = waf_exclusions.directives(2)
+    ids = [int(i) for i in re.findall(r"id:(\d+)", before)]
+    assert ids
+    assert len(set(ids)) == len(ids)
+    assert all(i in seclang.BLOCK_IDS for i in ids)
