@@ -260,12 +260,16 @@ class Store:
         out = self.path / "archives" / f"{(name or ref).replace('/', '_').replace(':', '_')}-{image[:12]}.tar"
         if not out.exists():
             out.parent.mkdir(parents=True, exist_ok=True)
+            # Test sessions side by side (make test's jobs) may export the same image at once: each writes a
+            # part of its own and renames it over the archive (the same bytes), and none removes the archive
+            # another has just finished, only older images' archives.
             for old in out.parent.glob(out.name.rsplit("-", 1)[0] + "-*.tar"):
-                old.unlink()
-            part = out.with_suffix(".part")
+                if old != out:
+                    old.unlink(missing_ok=True)
+            part = out.with_suffix(f".part-{os.getpid()}")
             part.unlink(missing_ok=True)
             self.buildah("push", "--quiet", ref, f"docker-archive:{part}:{name or ref}", what=f"export {ref}")
-            part.rename(out)
+            os.replace(part, out)
         return out
 
 
