@@ -300,8 +300,9 @@ traffic-test: $(STAMP) $(WAF_STAMP) tools $(WAF_BINARY)
 # by side (tools/jobs.py: each job's output printed whole when it ends, every exit code counted): the
 # single-node suite (cluster-test itself runs two sessions, each with a real node of its own), the three-node
 # scenarios followed by molecule and container mode, and the WAF, traffic and image tests, the mutation runner
-# and the fuzzer (the traffic tests in their own network namespace).
-test: lint unit unit-go unit-image images
+# and the fuzzer (the traffic tests in their own network namespace). The Debian packages the jobs need are
+# installed before they start: apt-get run by two jobs at once would fail on dpkg's lock.
+test: lint unit unit-go unit-image images $(REGISTRY) $(NODE_DEPS) $(CURL) $(DOCKERD) $(IMAGE_STAMP)
 	$(BIN)/python tools/jobs.py $(SIDE_JOBS) $(CLUSTER_JOBS)
 
 SIDE_JOBS := "waf-test traffic-test image-test mutation fuzz"

@@ -326,6 +326,7 @@ BACKEND_CASES: list[tuple[str, dict[str, Any], str | None]] = [
     ("ipv6-global", backend("ipv6-global", ip("2001:db8::1")), None),
     ("ipv6-ending-in-1", backend("ipv6-ending-in-1", ip("2001:db8:0:0:0:0:0:1"), ip("0:0:0:0:0:0:0:11")), None),
     ("fqdn", backend("fqdn", fqdn("api.example.com"), fqdn("localhost-api.example.com")), None),
+    ("fqdn-numeric-labels", backend("fqdn-numeric-labels", fqdn("127.example.com"), fqdn("10.0.0.5")), None),
     ("port-18999", backend("port-18999", ip("10.0.0.5", 18999), ip("10.0.0.6", 19004)), None),
     # Refused: the proxy's own pod or node, cloud metadata, the proxies' ports, sockets, any host.
     ("loopback", backend("loopback", ip("127.0.0.1")), ADDRESS_HINT),
@@ -345,6 +346,11 @@ BACKEND_CASES: list[tuple[str, dict[str, Any], str | None]] = [
     ("sub-localhost", backend("sub-localhost", fqdn("admin.localhost", 80)), HOST_HINT),
     ("gcp-metadata", backend("gcp-metadata", fqdn("metadata.google.internal", 80)), HOST_HINT),
     ("aws-instance-data", backend("aws-instance-data", fqdn("instance-data.ec2.internal.", 80)), HOST_HINT),
+    # The CRD's hostname pattern admits an IPv4 address, which Envoy resolves to itself (found in review).
+    ("metadata-as-name", backend("metadata-as-name", fqdn("169.254.169.254", 80)), HOST_HINT),
+    ("loopback-as-name", backend("loopback-as-name", fqdn("127.0.0.1.", 8080)), HOST_HINT),
+    ("alibaba-as-name", backend("alibaba-as-name", fqdn("100.100.100.200", 80)), HOST_HINT),
+    ("ip6-localhost", backend("ip6-localhost", fqdn("ip6-localhost", 80)), HOST_HINT),
     ("admin-port", backend("admin-port", ip("10.0.0.5", 19000)), PORT_HINT),
     ("stats-port", backend("stats-port", fqdn("envoy-stats.example.com", 19001)), PORT_HINT),
     ("unix", backend("unix", {"unix": {"path": "/var/run/envoy.sock"}}), UNIX_HINT),

@@ -155,8 +155,8 @@ def advisory_warnings(values: Mapping[str, Any]) -> list[str]:
         found = advisories.findings(product, tag)
         # The release the block is built and tested for (the newest obtainable here) is not warned about on
         # every render: its open issues are in docs/security.md with what the block does about each (guards,
-        # checks), and status reports them for what runs. An older release is a choice to warn about.
-        if found and product == advisories.ENVOY_GATEWAY and not _older_than_default(tag):
+        # checks), and status reports them for what runs. Any other affected release is a choice to warn about.
+        if found and product == advisories.ENVOY_GATEWAY and _is_default(tag):
             continue
         if found:
             warnings.append(
@@ -165,9 +165,8 @@ def advisory_warnings(values: Mapping[str, Any]) -> list[str]:
     return warnings
 
 
-def _older_than_default(tag: str) -> bool:
-    found, default = advisories.version(tag), advisories.version(ENVOY_GATEWAY_VERSION)
-    return found is not None and default is not None and found[:3] < default[:3]
+def _is_default(tag: str) -> bool:
+    return advisories.version(tag) == advisories.version(ENVOY_GATEWAY_VERSION)
 
 
 def chart_problem(helm: Mapping[str, Any], rc: int, stdout: str, stderr: str) -> str:

@@ -146,10 +146,12 @@ BACKEND_RESOURCE = admission.Resource("gateway.envoyproxy.io", "v1alpha1", "back
 # ranges), link-local fe80::/10, AWS's metadata prefix fd00:ec2::/32.
 FORBIDDEN_IPV4 = "^(127|0)[.]|^169[.]254[.]|^100[.]100[.]100[.]200$"
 FORBIDDEN_IPV6 = "(?i)^([0:]*:[0:]*1?|[0:]*:ffff:.*|fe[89ab][0-9a-f]:.*|fd00:0?ec2:.*)$"
-# Names that resolve to the same places: localhost (and *.localhost, RFC 6761) and the metadata services' names.
+# Names that resolve to the same places: localhost (and *.localhost, RFC 6761, and the ip6- names of the
+# kubelet's /etc/hosts), the metadata services' names, and those IPv4 addresses written as a hostname (the CRD's
+# hostname pattern admits 169.254.169.254, and Envoy resolves a numeric name to itself).
 FORBIDDEN_HOSTS = (
-    "^(localhost|.*[.]localhost|metadata|metadata[.]google[.]internal|instance-data|instance-data[.]ec2[.]internal)"
-    "[.]?$"
+    "^(localhost|.*[.]localhost|ip6-localhost|ip6-loopback|metadata|metadata[.]google[.]internal|instance-data|"
+    "instance-data[.]ec2[.]internal|(127|0)([.][0-9]+){3}|169[.]254([.][0-9]+){2}|100[.]100[.]100[.]200)[.]?$"
 )
 
 
@@ -183,8 +185,9 @@ def backend_guard(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
         admission.Rule(
             every.format("!has(e.fqdn) || !e.fqdn.hostname.matches(variables.forbiddenHosts)"),
             "spec.endpoints[].fqdn.hostname names localhost or a cloud metadata service (localhost, "
-            "*.localhost, metadata, metadata.google.internal, instance-data): from a proxy it reaches the "
-            "proxy's own pod or the cloud's credentials. Point it at your service's name.",
+            "*.localhost, ip6-localhost, metadata, metadata.google.internal, instance-data, or a loopback, "
+            "link-local or metadata address written as a name): from a proxy it reaches the proxy's own pod or "
+            "the cloud's credentials. Point it at your service's name.",
         ),
         admission.Rule(
             every.format(
