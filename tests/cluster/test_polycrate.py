@@ -62,8 +62,9 @@ def test_block_travels_through_an_oci_registry(registry: Registry, tmp_path: Pat
     source.polycrate(*flags, "block", "push", BLOCK).ok()
     size = pushed_size(registry.host, registry.ca_bundle, USER, PASSWORD, BLOCK, version)
     # A guard against shipping what was built (a venv, .tools, artifacts: megabytes), not a budget: 0.12.0's
-    # alerts, dashboards, hostile-input checks and their docs made the layer 210 KB (113 files).
-    assert size < 256 * 1024, f"the pushed block is {size // 1024} KB: only what users need belongs in it"
+    # alerts, dashboards, hostile-input checks and their docs made the layer 210 KB (113 files); 0.19's
+    # advisories, tenant guards, the WAF's curated exclusions and their docs 277 KB.
+    assert size < 512 * 1024, f"the pushed block is {size // 1024} KB: only what users need belongs in it"
 
     fresh = tmp_path / "fresh"
     fresh.mkdir()
