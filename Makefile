@@ -298,15 +298,16 @@ traffic-test: $(STAMP) $(WAF_STAMP) tools $(WAF_BINARY)
 ## test: lint and every test (what CI runs)
 # The cluster scenarios mostly wait on the API server, the controller and the pods, so they run in jobs side
 # by side (tools/jobs.py: each job's output printed whole when it ends, every exit code counted): the
-# single-node suite (cluster-test itself runs two sessions, each with a real node of its own), the three-node
-# scenarios followed by molecule and container mode, and the WAF, traffic and image tests, the mutation runner
+# single-node suite (cluster-test itself runs two sessions, each with a real node of its own) followed by the
+# three-node scenarios (timing-sensitive: not beside cluster-test), molecule and container mode, and the WAF,
+# traffic and image tests, the mutation runner
 # and the fuzzer (the traffic tests in their own network namespace). The Debian packages the jobs need are
 # installed before they start: apt-get run by two jobs at once would fail on dpkg's lock.
 test: lint unit unit-go unit-image images $(REGISTRY) $(NODE_DEPS) $(CURL) $(DOCKERD) $(IMAGE_STAMP)
 	$(BIN)/python tools/jobs.py $(SIDE_JOBS) $(CLUSTER_JOBS)
 
 SIDE_JOBS := "waf-test traffic-test image-test mutation fuzz"
-CLUSTER_JOBS := "node-test cluster-test" "cluster-test-nodes molecule container-mode-test"
+CLUSTER_JOBS := "node-test cluster-test cluster-test-nodes" "molecule container-mode-test"
 
 ## cluster-suite: node-test, cluster-test, the three-node scenarios, molecule and container mode
 cluster-suite:
