@@ -339,9 +339,9 @@ waf-efficacy: $(STAMP) $(WAF_STAMP) $(WAF_BINARY)
 
 ## waf-corpora: regenerate waf/corpora from their sources (the result must equal what is committed)
 # The benign corpus from this repository, ../shared/crds and the pinned packages of .venv-waf; the payload corpus
-# from a git copy of PayloadsAllTheThings at its pinned commit (PATT_REPO, e.g. the fetch tool's mirror).
-PATT_REPO ?= /work/.mirror/swisskyrepo+PayloadsAllTheThings/repo
+# from a git copy of PayloadsAllTheThings at its pinned commit: PATT_REPO=/path/to/that/clone (no default).
 waf-corpora: $(WAF_STAMP)
+	@test -n "$(PATT_REPO)" || { echo "waf-corpora: set PATT_REPO to a git clone of swisskyrepo/PayloadsAllTheThings (waf/corpora/README.md)"; exit 2; }
 	cd waf && PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.benign
 	cd waf && PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.payloads --repo $(PATT_REPO)
 

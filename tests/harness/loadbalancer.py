@@ -1,4 +1,5 @@
-"""The harness plays the LoadBalancer provider (there is no cloud, Cilium LB-IPAM or MetalLB here).
+"""The harness plays the LoadBalancer provider for the single-node suites (no cloud or Cilium LB-IPAM runs here;
+a real MetalLB runs under `make node-test` and the three-node scenarios, metallb.py, and is to replace this).
 
 Each Service of type LoadBalancer gets the address it asks for, read the way the providers read it
 (`spec.loadBalancerIP`, Cilium's `lbipam.cilium.io/ips`, MetalLB's `metallb.io/loadBalancerIPs` and older

@@ -33,7 +33,7 @@ import yaml
 
 from .api import Api, ApiError
 from .controlplane import BIN, POD_CIDR, SERVICE_CIDR, binary
-from .lan import Holder, Lan, node_ip
+from .lan import Holder, Lan, node_ip, sh
 from .procs import Proc, wait_until
 
 NODE_NAME = "envoy-node"
@@ -70,14 +70,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 
 def _sh(*argv: str, check: bool = True) -> None:
-    _run(list(argv), check=check)
-
-
-def _run(argv: list[str], check: bool = True) -> str:
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if check and done.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr.strip()}")
-    return done.stdout
+    sh(*argv, check=check)
 
 
 def enter_namespaces(workdir: Path) -> None:
@@ -445,7 +438,7 @@ class Node:
     Node 1 lives in the harness's own namespaces (`enter_namespaces`); node 2, 3, ... each in a network and
     mount namespace of its own (a `Holder`), with their own /run, /var/log, containerd, kubelet, kube-proxy
     and kube-router, all plugged into the lan. The scheduler and CoreDNS are the cluster's: node 1 starts
-    them. `start` runs the phases for one node alone; Cluster runs each phase across all nodes in turn."""
+    them. Cluster runs each phase (prepare, runtime, kubelet, network, services) across all nodes in turn."""
 
     def __init__(
         self, workdir: Path, api: Api, kubeconfig: Path, pki_dir: Path, *, index: int = 1, lan: Lan | None = None
@@ -478,7 +471,7 @@ class Node:
 
     def sh(self, *argv: str, check: bool = True) -> str:
         """Run a command in this node's namespaces."""
-        return _run([*self._prefix(), *argv], check=check)
+        return sh(*self._prefix(), *argv, check=check)
 
     def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> Proc:
         proc = Proc(name, [*self._prefix(), *argv], self.logdir / f"{name}.log", env=env)
@@ -507,20 +500,6 @@ class Node:
             raise RuntimeError(f"{self.name}: ctr {' '.join(args)}: {done.stderr.strip()}")
         return done.stdout
 
-    def start(self, images: list[Path]) -> None:
-        """One node alone (and the cluster's scheduler and CoreDNS with it when it is node 1)."""
-        t0 = time.monotonic()
-        self.prepare()
-        self.runtime(images)
-        self.timings["containerd + images"] = time.monotonic() - t0
-        self.kubelet()
-        self.network([])
-        self.timings["node Ready"] = time.monotonic() - t0
-        self.services()
-        if self.index == 1:
-            self.cluster_services()
-            self.timings["CoreDNS Ready"] = time.monotonic() - t0
-
     def prepare(self) -> None:
         """The node's namespaces (node 2, 3, ...) and its port on the lan."""
         self.state.mkdir(parents=True, exist_ok=True)
@@ -546,8 +525,8 @@ class Node:
         h.sh("mount", "--bind", str(varlog), "/var/log")
         h.sh("ip", "link", "set", "lo", "up")
         inside = f"node{self.index}-eth"
-        _run(["ip", "link", "add", inside, "type", "veth", "peer", "name", self.port])
-        _run(["ip", "link", "set", inside, "netns", str(h.pid)])
+        sh("ip", "link", "add", inside, "type", "veth", "peer", "name", self.port)
+        sh("ip", "link", "set", inside, "netns", str(h.pid))
         h.sh("ip", "link", "set", inside, "name", "node0")
         h.sh("ip", "addr", "add", f"{self.ip}/24", "dev", "node0")
         h.sh("ip", "link", "set", "node0", "up")
