@@ -250,7 +250,7 @@ mutation-node: $(STAMP) tools node-images $(REGISTRY) $(NODE_DEPS)
 # assigning, refusing and announcing LoadBalancer addresses (tests/node/test_metallb.py).
 node-test: $(STAMP) tools node-images $(NODE_DEPS)
 	@dir=$$(mktemp -d) && trap 'rm -rf $$dir' EXIT && \
-	  $(BIN)/python -m tests.harness --dir $$dir --images --lb metallb -- $(BIN)/pytest -s tests/node
+	  $(BIN)/python -m tests.harness --dir $$dir --images -- $(BIN)/pytest -s tests/node
 
 ## cluster-test: the cluster scenarios on the real node with the real controller, proxies and WAF as pods
 # The playbooks against the real single-node cluster (tests/harness: control plane and a real node in a network
@@ -261,12 +261,16 @@ node-test: $(STAMP) tools node-images $(NODE_DEPS)
 # may be pulled (checked at the end of each session).
 CLUSTER_WORKERS ?= 2
 cluster-test: $(STAMP) $(WAF_STAMP) tools node-images $(REGISTRY) $(IMAGE_STAMP) $(NODE_DEPS)
-	$(BIN)/pytest -n $(CLUSTER_WORKERS) --dist loadfile --durations=12 --ignore=tests/cluster/test_nodes.py tests/cluster
+	$(BIN)/pytest -n $(CLUSTER_WORKERS) --dist loadfile --durations=12 $(foreach t,$(ON_THREE_NODES),--deselect '$(t)') \
+	  tests/cluster
 
 ## cluster-test-nodes: three real nodes behind MetalLB: the edge and a node loss, a drain, policies across nodes
 # One session with three real nodes on one L2 segment (tests/harness/lan.py), two zones, a real MetalLB (L2).
+# The proxy rollouts and the patch upgrade run here, not on one node: a surge and a handover across nodes.
+ON_THREE_NODES := tests/cluster/test_nodes.py tests/cluster/test_proxy_rollout.py \
+  tests/cluster/test_upgrade.py::test_upgrade_to_v1_9_1_with_traffic[v1.9.0]
 cluster-test-nodes: $(STAMP) $(WAF_STAMP) tools node-images $(REGISTRY) $(IMAGE_STAMP) $(NODE_DEPS)
-	HARNESS_NODES=3 HARNESS_LB=metallb $(BIN)/pytest --durations=5 tests/cluster/test_nodes.py
+	HARNESS_NODES=3 $(BIN)/pytest --durations=8 $(foreach t,$(ON_THREE_NODES),'$(t)')
 
 ## molecule: the real playbooks through molecule against the real node
 # The real playbooks against the real single-node cluster (tests/harness), through molecule (converge, idempotence,

@@ -6,7 +6,7 @@ real charts from shared/.
 This pytest process enters the node's network and mount namespace at configure time, before any thread
 exists (`enter_node_namespaces`; a test module outside tests/cluster gets it with `-p tests.cluster.conftest`):
 the tests, helm, ansible and Polycrate reach the API server at the node's address, and the LoadBalancer
-addresses the harness assigns are served by kube-proxy there. One cluster per test session (its start costs
+addresses MetalLB assigns are served by kube-proxy there. One cluster per test session (its start costs
 about 25 s); every test leaves it as it found it (the `kube` fixture uninstalls). At the session's end no
 image pull may have been attempted (every image is imported; pull policy IfNotPresent as users run it).
 """
@@ -32,6 +32,7 @@ import yaml
 from envoy_block import polycrate
 from envoy_block.polycrate import merge_config
 from tests.conftest import ROOT
+from tests.harness import metallb
 from tests.harness.api import ApiError
 from tests.harness.cluster import Cluster
 from tests.harness.node import enter_namespaces, node_image_archives
@@ -207,8 +208,19 @@ class Kube:
             raise AssertionError(f"{err}\n{self.diagnostics()}") from None
 
     def diagnostics(self) -> str:
-        errors = self.cluster.errors()
-        return f"harness errors: {errors[-5:]}" if errors else ""
+        """What MetalLB said about each LoadBalancer Service still without an address (a wait on a Gateway's
+        address is the usual one to time out)."""
+        try:
+            said = {}
+            for svc in self.items("/api/v1/services"):
+                meta, status = svc["metadata"], svc.get("status") or {}
+                if svc["spec"].get("type") == "LoadBalancer" and not (status.get("loadBalancer") or {}).get("ingress"):
+                    said[f"{meta['namespace']}/{meta['name']}"] = metallb.events(
+                        self.api, meta["namespace"], meta["name"]
+                    )
+        except (ApiError, OSError) as err:
+            return f"(no diagnostics: {err})"
+        return f"LoadBalancer Services without an address, and what MetalLB said: {said}" if said else ""
 
 
 PLURALS = {
@@ -243,11 +255,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     if not NODE_IMAGES:
         pytest.fail("the node's namespaces were not entered: run with `-p tests.cluster.conftest`")
     workdir = tmp_path_factory.mktemp("cluster")
-    # HARNESS_NODES=3 HARNESS_LB=metallb: the multi-node scenarios (tests/cluster/test_nodes.py, `make
-    # cluster-test-nodes`) behind a real MetalLB.
+    # HARNESS_NODES=3: the multi-node scenarios (tests/cluster/test_nodes.py, `make cluster-test-nodes`).
     nodes = int(os.environ.get("HARNESS_NODES", "1"))
-    metallb = os.environ.get("HARNESS_LB") == "metallb"
-    running = Cluster(workdir, images=NODE_IMAGES, nodes=nodes, lb="metallb" if metallb else "harness").start()
+    running = Cluster(workdir, images=NODE_IMAGES, nodes=nodes).start()
     try:
         yield running
     finally:

@@ -1,7 +1,7 @@
 """Every example, and every envoy configuration of the seed README (tests/support/seed.py), installs on the
 real API server and the real controller reports it healthy, and the network policies exist before the helm
 release starts (default-deny clusters, issue #8 bug 2). A seed VIP gets the address it asks for from the
-harness's provider, which reads it as Cilium LB-IPAM and MetalLB do; uninstall with the seed's config
+cluster's MetalLB (the block's default annotations, which Cilium LB-IPAM reads too); uninstall with the seed's config
 leaves none of the block's objects.
 
 Third-party CRDs that an example needs (Cilium, Calico, VictoriaMetrics) are applied first from

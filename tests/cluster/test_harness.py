@@ -1,7 +1,6 @@
 """The harness itself: killed outright, its own processes die with it and the next harness removes what a
 node leaves on any machine (the pods' shims detach from containerd, the containers and the kubelet's cgroups
-stay); and it plays the LoadBalancer provider the way Cilium LB-IPAM / MetalLB would (the address asked for,
-else one from a pool).
+stay). The LoadBalancer provider is a real MetalLB, judged by tests/node/test_metallb.py.
 
 Mutation check (done once, on the control plane alone): dropping PR_SET_PDEATHSIG in procs._die_with_parent
 turned test_a_killed_harness_leaves_nothing_behind red (etcd and kube-apiserver kept running).
@@ -9,7 +8,6 @@ turned test_a_killed_harness_leaves_nothing_behind red (etcd and kube-apiserver 
 
 from __future__ import annotations
 
-import functools
 import os
 import signal
 import subprocess
@@ -21,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster.conftest import Kube
 from tests.conftest import PKG, ROOT
 from tests.harness.node import CGROUP_FS, CGROUP_PREFIX, cgroup_pids, sweep_dead_runs
 
@@ -91,48 +88,3 @@ def test_a_killed_harness_leaves_nothing_behind(short_tmp: Path) -> None:
     assert root in swept, swept
     assert not [p for p in pods if _running(p)], "the killed node's containers were swept"
     assert not (CGROUP_FS / "pids" / root).exists()
-
-
-def _ingress(kube: Kube, ns: str, name: str) -> list[dict[str, str]]:
-    svc = kube.get(f"/api/v1/namespaces/{ns}/services/{name}") or {}
-    return list(((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or [])
-
-
-def test_loadbalancer_provider(kube: Kube) -> None:
-    ns = "lb-test"
-    kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-    asked = {
-        "cilium": ({"lbipam.cilium.io/ips": "203.0.113.201"}, None, "203.0.113.201"),
-        "metallb": ({"metallb.universe.tf/loadBalancerIPs": "203.0.113.202"}, None, "203.0.113.202"),
-        "spec": ({}, "203.0.113.203", "203.0.113.203"),
-        "pool": ({}, None, None),
-        "metallb-new": ({"metallb.io/loadBalancerIPs": "203.0.113.204"}, None, "203.0.113.204"),
-    }
-    both = {"metallb.universe.tf/loadBalancerIPs": "203.0.113.205"}
-    for name, (asked_annotations, ip, _) in asked.items():
-        spec = {"type": "LoadBalancer", "ports": [{"port": 80}], "selector": {"app": name}}
-        if ip:
-            spec["loadBalancerIP"] = ip
-        kube.apply(
-            {
-                "apiVersion": "v1",
-                "kind": "Service",
-                "metadata": {"name": name, "namespace": ns, "annotations": asked_annotations},
-                "spec": spec,
-            }
-        )
-    kube.apply(
-        {
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": {"name": "both", "namespace": ns, "annotations": both},
-            "spec": {"type": "LoadBalancer", "ports": [{"port": 80}], "loadBalancerIP": "203.0.113.205"},
-        }
-    )
-    for name, (_, _, want) in asked.items():
-        got = kube.wait(functools.partial(_ingress, kube, ns, name), 20, f"address for {name}")
-        assert got[0]["ip"] == (want or got[0]["ip"])
-        if want is None:
-            assert got[0]["ip"].startswith("203.0.113."), got
-    assert _ingress(kube, ns, "both") == [], "like MetalLB: annotation and spec.loadBalancerIP at once stay Pending"
-    kube.delete({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})

@@ -7,7 +7,10 @@ node cannot show.
 2. The seed's edge (`data_plane.kind: DaemonSet`, `external_traffic_policy: Local`, the fixed VIP) on two
    labelled edge nodes behind a real MetalLB in L2 mode (tests/harness/metallb.py): the client on the lan
    reaches the VIP through ARP, the backend sees the client's own address, the node without a proxy is never
-   announced; then the node MetalLB announces from loses its network (its link cut, its kubelet stopped):
+   announced; the announcing node's proxy turned not Ready (Envoy's own health check failed through its admin
+   interface, as the shutdown manager does before a drain) stops being announced: the VIP moves to the other
+   edge node and every request after the move is answered by that node's proxy; then the node MetalLB
+   announces from loses its network (its link cut, its kubelet stopped):
    the failed requests are counted, the VIP answers again from the other edge node within a measured bound,
    and after the node returns nothing is left broken.
 3. A drain: the proxy Deployment (2 replicas, the block's PodDisruptionBudget, spread over nodes and zones) and a
@@ -15,7 +18,9 @@ node cannot show.
    requests held open across it: the evictions respect the budget (a proxy always Ready), 0 failed requests,
    every held request completes.
 
-Each prints its counts like the rollout and upgrade scenarios.
+Each prints its counts like the rollout and upgrade scenarios, which run in the same three-node session
+(`make cluster-test-nodes`: tests/cluster/test_proxy_rollout.py and the v1.9.0 -> v1.9.1 case of
+tests/cluster/test_upgrade.py).
 """
 
 from __future__ import annotations
@@ -33,7 +38,17 @@ from typing import Any
 import pytest
 
 from tests.cluster.conftest import Kube
-from tests.cluster.realnet import CLIENT_IP, Client, Readiness, dial, fetch, internet, internet_on_lan, pod_netns
+from tests.cluster.realnet import (
+    CLIENT_IP,
+    Client,
+    Connection,
+    Readiness,
+    dial,
+    fetch,
+    internet,
+    internet_on_lan,
+    pod_netns,
+)
 from tests.cluster.realpods import backend, delete_namespaces, echo_pod_spec, gateway_address, route
 from tests.conftest import ROOT
 from tests.harness.cluster import Cluster
@@ -344,10 +359,42 @@ def _announcer(cluster: Cluster, netns: Path, address: str) -> str | None:
     return None
 
 
+def _envoy_admin(kube: Kube, node: Node, pod: str, path: str) -> int:
+    """POST to the proxy pod's Envoy admin interface (127.0.0.1:19000 in the pod's network namespace, as
+    Envoy Gateway's bootstrap binds it); the HTTP status."""
+    connection = Connection("127.0.0.1", 19000, netns=pod_netns(kube.api, node.cgroup_root, NS, pod), timeout=5)
+    try:
+        connection.request("POST", path)
+        response = connection.getresponse()
+        response.read()
+        return response.status
+    finally:
+        connection.close()
+
+
+def _proxy_ready_on(kube: Kube, node: str) -> bool | None:
+    """Whether the proxy pod on `node` is Ready (None: no proxy pod there)."""
+    pods = [p for p in _proxy_pods(kube) if p["spec"].get("nodeName") == node]
+    return _ready(pods[0]) if pods else None
+
+
+def _moved_off(cluster: Cluster, netns: Path, address: str, node: str) -> str | None:
+    """The node the lan now sends `address` to, once it is not `node`."""
+    now = _announcer(cluster, netns, address)
+    return now if now not in (None, node) else None
+
+
+def _served_by(netns: Path, by_ip: dict[str, str], count: int) -> set[str | None]:
+    """Which proxy's node answered each of `count` requests (the backend names the proxy pod that connected)."""
+    found = set()
+    for _ in range(count):
+        peer = fetch(VIP, 80, HOST, "/who", netns=netns).json()["peer"].rsplit(":", 1)[0]
+        found.add(by_ip.get(peer))
+    return found
+
+
 def test_edge_daemonset_local_behind_metallb_survives_a_node_loss(kube: Kube) -> None:
     cluster = kube.cluster
-    if cluster.lb_kind != "metallb":
-        pytest.fail("the edge scenario needs MetalLB (HARNESS_LB=metallb)")
     first, second, third = cluster.nodes
     # A platform team's dedicated edge nodes: the proxies run there only (data_plane.node_selector).
     for node in (second, third):
@@ -390,6 +437,28 @@ def test_edge_daemonset_local_behind_metallb_survives_a_node_loss(kube: Kube) ->
         client.start()
         stack.callback(client.stop)
         time.sleep(3)
+
+        # The announcing node's proxy not Ready: MetalLB (Local) announces only from nodes with a Ready
+        # endpoint, so the VIP moves, and kube-proxy on the node stops sending it anything.
+        sick = _node(cluster, announcer)
+        (pod,) = [p["metadata"]["name"] for p in _proxy_pods(kube) if p["spec"]["nodeName"] == announcer]
+        client.phase = "proxy not Ready"
+        failed_at = time.monotonic()
+        assert _envoy_admin(kube, sick, pod, "/healthcheck/fail") == 200
+        kube.wait(lambda: _proxy_ready_on(kube, sick.name) is False, 60, f"the proxy on {sick.name} not Ready")
+        timings["proxy not Ready"] = time.monotonic() - failed_at
+        elsewhere = kube.wait(partial(_moved_off, cluster, net, VIP, announcer), 60, f"the VIP off {announcer}")
+        timings["VIP moved"] = time.monotonic() - failed_at
+        client.phase = "announced elsewhere"
+        served_while_sick = _served_by(net, by_ip, 10)
+        time.sleep(3)
+        client.phase = "proxy Ready again"
+        assert _envoy_admin(kube, sick, pod, "/healthcheck/ok") == 200
+        kube.wait(lambda: _proxy_ready_on(kube, sick.name) is True, 60, f"the proxy on {sick.name} Ready again")
+        time.sleep(3)
+        announcer = _announcer(cluster, net, VIP) or announcer
+        client.phase = "before node loss"
+        time.sleep(2)
         lost = second if announcer == second.name else third
         client.phase = "node lost"
         cut = time.monotonic()
@@ -412,12 +481,17 @@ def test_edge_daemonset_local_behind_metallb_survives_a_node_loss(kube: Kube) ->
         f"EDGE (DaemonSet, Local, VIP {VIP} by MetalLB L2 on edge nodes {second.name}, {third.name}): client "
         f"{CLIENT_IP} seen by the backend as {forwarded}, served by the proxy on {served_by}, announced from "
         f"{announcer}; {first.name} (no proxy) never announced\n"
+        f"NOT READY (the proxy on {sick.name} failing its health check): not Ready after "
+        f"{timings['proxy not Ready']:.1f} s, the VIP announced from {elsewhere} after {timings['VIP moved']:.1f} s, "
+        f"then served by the proxy on {sorted(str(n) for n in served_while_sick)}\n"
         f"NODE LOSS ({lost.name} link cut and kubelet stopped; VIP then announced from {moved}): "
         f"{client.report()}; VIP answering again {timings['VIP answering again']:.1f} s after the cut\n"
         "EDGE timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items())
     )
     assert moved == (third if lost is second else second).name, moved
-    for phase in ("before", "after return"):
+    assert elsewhere == (third if sick is second else second).name, elsewhere
+    assert served_while_sick == {elsewhere}, served_while_sick
+    for phase in ("before", "announced elsewhere", "before node loss", "after return"):
         assert client.sent.get(phase), client.sent
         assert not client.failed.get(phase), (phase, client.failed[phase][:10])
     # MetalLB's memberlist notices a dead speaker in seconds; the bound docs/operations.md states.

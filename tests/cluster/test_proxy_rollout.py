@@ -1,7 +1,7 @@
-"""The shared proxies roll with no failed request, on the real node: a steady client on the
-internet (a network namespace of its own) sends a request on a new connection every 50 ms to the default
-Gateway's LoadBalancer address, which kube-proxy serves, through the proxy pods to a tenant's backend pod,
-while
+"""The shared proxies roll with no failed request, on three real nodes (`make cluster-test-nodes`; it also runs
+on one): a steady client on the internet (a network namespace of its own) sends a request on a new connection
+every 50 ms to the default Gateway's LoadBalancer address, which MetalLB announces and kube-proxy serves,
+through the proxy pods to a tenant's backend pod, while
 
 1. the proxy Deployment (2 replicas, the block's surge-only strategy) is restarted (`kubectl rollout
    restart`: a new pod template), and
@@ -21,7 +21,7 @@ failed during the DaemonSet's restart. The drain itself is NOT what this test te
 data_plane.shutdown 0s/0s every phase still had 0 failed requests (kube-proxy, on the same node, stops
 sending new connections to a terminating pod within the moment, and each request here is short and on a
 new connection); the drain settings guard against a load balancer's health-check lag and long requests,
-which this single node does not have.
+which a single node does not have (measured there, before the scenario moved to three nodes).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Envoy Gateway v1.9.0 -> v1.9.1 (patch) and v1.8.3 -> v1.9.1 (minor) with the real charts on the real node:
+"""Envoy Gateway v1.9.0 -> v1.9.1 (patch, on three real nodes under `make cluster-test-nodes`) and v1.8.3 ->
+v1.9.1 (minor, on one node under `make cluster-test`) with the real charts:
 both controllers as pods (a real rolling update: the new pod runs beside the old one until it is Ready), the
 proxies as pods serving a tenant's route the whole time, through the address kube-proxy serves.
 

@@ -1,4 +1,4 @@
-"""The local cluster: `python -m tests.harness --dir DIR [--nodes N] [--lb metallb] [--kubeconfig PATH] [--images]
+"""The local cluster: `python -m tests.harness --dir DIR [--nodes N] [--kubeconfig PATH] [--images]
 [-- CMD ...]`.
 
 The control plane and N real nodes (node.py; default 1) on one L2 segment (lan.py), each node in a network and
@@ -6,9 +6,8 @@ mount namespace of its own (needs root); the control plane shares node 1's, wher
 `-- CMD`: CMD runs inside that namespace with KUBECONFIG set (the API server is at https://10.10.0.2:6443
 there), its exit code is printed and returned, then everything is torn down (processes, mounts, cgroups).
 `--images` imports the images `make images` built (Envoy Gateway, Envoy, the WAF, the echo backend) besides
-the node's own (pause, CoreDNS, the echo backend). `--lb metallb`: a real MetalLB (controller and speaker, L2
-mode, its pool 203.0.113.0/24) assigns and announces LoadBalancer addresses instead of the harness
-(loadbalancer.py); its images are imported with the node's own.
+the node's own (pause, CoreDNS, the echo backend). A real MetalLB (controller and speaker, L2 mode, its pool
+203.0.113.0/24) assigns and announces LoadBalancer addresses; its images are imported with the node's own.
 
 Without CMD: it runs until SIGTERM/SIGINT, printing `ready KUBECONFIG` once every component is up; the API
 server is reachable only inside its namespace (`nsenter -t PID -n -m CMD`, PID the harness's).
@@ -43,18 +42,12 @@ def main() -> int:
         "in namespaces of its own, on one L2 segment, zones zone-a/zone-b alternating; the control plane "
         "and CMD in node 1's namespaces",
     )
-    parser.add_argument(
-        "--lb",
-        choices=("harness", "metallb"),
-        default="harness",
-        help="who assigns LoadBalancer addresses: the harness (default) or a real MetalLB in L2 mode",
-    )
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ...: run CMD against the cluster")
     args = parser.parse_args()
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     workdir = args.dir.resolve()
     # Exported on the machine's side (buildah), before the namespaces exist.
-    images = node_image_archives(args.images, metallb=args.lb == "metallb")
+    images = node_image_archives(args.images)
     workdir.mkdir(parents=True, exist_ok=True)
     # Before any thread: unshare(CLONE_NEWNS) refuses a multi-threaded process.
     enter_namespaces(workdir)
@@ -64,7 +57,7 @@ def main() -> int:
     start = time.monotonic()
     if args.nodes < 1:
         parser.error("--nodes must be at least 1")
-    cluster = Cluster(workdir, images=images, nodes=args.nodes, lb=args.lb)
+    cluster = Cluster(workdir, images=images, nodes=args.nodes)
     code = 0
     try:
         cluster.start()
@@ -75,7 +68,7 @@ def main() -> int:
             shutil.copyfile(cluster.kubeconfig, args.kubeconfig)
             args.kubeconfig.chmod(0o600)
         if cmd:
-            env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "HARNESS_NODE": "real", "HARNESS_LB": args.lb}
+            env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "HARNESS_NODE": "real"}
             child = subprocess.Popen(cmd, env=env)
             while child.poll() is None and not done.is_set():
                 time.sleep(0.2)

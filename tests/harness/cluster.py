@@ -1,6 +1,6 @@
-"""The whole local cluster: the control plane, then the real nodes (node.py) on one L2 segment (lan.py) and the
-LoadBalancer provider (the harness's own address assignment, loadbalancer.py, or a real MetalLB in L2 mode,
-metallb.py). The control plane and node 1 live in the network and mount namespace node.enter_namespaces made
+"""The whole local cluster: the control plane, then the real nodes (node.py) on one L2 segment (lan.py) and a
+real MetalLB in L2 mode (metallb.py) as the LoadBalancer provider.
+The control plane and node 1 live in the network and mount namespace node.enter_namespaces made
 for this process; node 2, 3, ... each in namespaces of their own."""
 
 from __future__ import annotations
@@ -8,22 +8,20 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from . import metallb
 from .api import Api
 from .controlplane import ControlPlane
 from .lan import Lan
-from .loadbalancer import LoadBalancer
 from .node import NODE_IP, Node
 from .procs import wait_until
 
 
 class Cluster:
     """node.enter_namespaces must have run in this process; `images`: OCI archives imported into the node's
-    containerd (node_image_archives, with MetalLB's images for `lb="metallb"`). `lb`: who assigns
-    LoadBalancer addresses, the harness (loadbalancer.py) or a real MetalLB in L2 mode (metallb.py) over the
-    same TEST-NET pool."""
+    containerd (node_image_archives, MetalLB's among them). MetalLB assigns LoadBalancer addresses from
+    its TEST-NET-3 pool and announces them on the lan (metallb.py)."""
 
     def __init__(
         self,
@@ -31,7 +29,6 @@ class Cluster:
         *,
         images: list[Path] | None = None,
         nodes: int = 1,
-        lb: Literal["harness", "metallb"] = "harness",
     ) -> None:
         if nodes < 1:
             raise ValueError("a cluster needs at least one node")
@@ -41,8 +38,6 @@ class Cluster:
         self.lan: Lan | None = None
         self.nodes: list[Node] = []
         self.images = list(images or [])
-        self.lb_kind = lb
-        self.lb: LoadBalancer | None = None
         self.leftovers: list[str] = []
         self.timings: dict[str, float] = {}
 
@@ -69,6 +64,8 @@ class Cluster:
         try:
             self.plane.start()
             mark("control plane")
+            # MetalLB's objects first: its pods start as soon as a node is Ready, beside CoreDNS.
+            metallb.apply_manifests(self.api)
             self.lan = Lan(self.workdir)
             api, kubeconfig, pki = self.api, self.kubeconfig, self.plane.pki_dir
             for index in range(1, self.node_count + 1):
@@ -89,14 +86,10 @@ class Cluster:
             self.node.cluster_services()
             mark("CoreDNS Ready")
             api = self.api
-            if self.lb_kind == "metallb":
-                # Announced on each node's port on the lan (every node names it node0), as a platform team
-                # names the interface that faces its routers.
-                metallb.install(api, pool=metallb.POOL, interfaces=["node0"])
-                mark("MetalLB Ready")
-            else:
-                self.lb = LoadBalancer(api)
-                self.lb.start()
+            # Announced on each node's port on the lan (every node names it node0), as a platform team names
+            # the interface that faces its routers.
+            metallb.configure(api, pool=metallb.POOL, interfaces=["node0"])
+            mark("MetalLB Ready")
             wait_until(
                 lambda: api.get("/api/v1/namespaces/default/serviceaccounts/default"), 60, "default ServiceAccount"
             )
@@ -106,8 +99,6 @@ class Cluster:
         return self
 
     def stop(self) -> None:
-        if self.lb is not None:
-            self.lb.stop()
         self.leftovers = []
         for node in reversed(self.nodes):
             self.leftovers += node.stop()
@@ -128,6 +119,3 @@ class Cluster:
             if event.get("stage") == "ResponseComplete":
                 events.append(event)
         return events
-
-    def errors(self) -> list[str]:
-        return list(self.lb.errors if self.lb else [])

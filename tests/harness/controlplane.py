@@ -182,7 +182,7 @@ class ControlPlane:
 
     def _controller_manager(self) -> None:
         # The node's pod CIDR comes from node IPAM, as on a cluster (node.POD_SUBNET is its first /24). No cloud
-        # here: the harness plays the LoadBalancer provider (loadbalancer.py).
+        # here: MetalLB is the LoadBalancer provider (metallb.py).
         ipam = ["--controllers=*,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller"]
         ipam += ["--allocate-node-cidrs=true", "--node-cidr-mask-size=24"]
         self._spawn(

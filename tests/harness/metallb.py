@@ -147,14 +147,10 @@ def pool_objects(pool: str = POOL, interfaces: list[str] | None = None) -> list[
     ]
 
 
-def install(
-    api: Api, *, pool: str = POOL, interfaces: list[str] | None = None, timeout: float = 180
-) -> dict[str, float]:
-    """Apply MetalLB's CRDs and native manifests, wait until the controller and every speaker are Ready,
-    then create the pool and its L2Advertisement (through MetalLB's own validating webhook). Returns how long
-    each step took (seconds since the call)."""
-    start = time.monotonic()
-    timings: dict[str, float] = {}
+def apply_manifests(api: Api) -> dict[str, Any]:
+    """Apply MetalLB's CRDs and native manifests (no webhook judges these: it only judges MetalLB's own
+    resources). Right after the control plane is up: the pods start with the node's own, so their readiness
+    probes' delays overlap CoreDNS's start. Returns the module's `go list` record."""
     info = module()
     objects = manifests(Path(info["Dir"]))
     from tools.oci.images import metallb_refs
@@ -165,7 +161,16 @@ def install(
         apply(api, obj)
         if obj["kind"] == "CustomResourceDefinition":
             wait_until(lambda o=obj: _established(api, o["metadata"]["name"]), 30, f"CRD {obj['metadata']['name']}")
-    timings["manifests applied"] = time.monotonic() - start
+    return info
+
+
+def configure(
+    api: Api, *, pool: str = POOL, interfaces: list[str] | None = None, timeout: float = 180
+) -> dict[str, float]:
+    """Wait until the controller and every speaker are Ready, then create the pool and its L2Advertisement
+    (through MetalLB's own validating webhook). Returns how long each step took (seconds since the call)."""
+    start = time.monotonic()
+    timings: dict[str, float] = {}
     wait_until(lambda: _deployment_ready(api, "controller"), timeout, "MetalLB controller Ready")
     timings["controller Ready"] = time.monotonic() - start
     wait_until(lambda: _daemonset_ready(api, "speaker"), timeout, "MetalLB speakers Ready")

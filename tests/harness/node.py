@@ -416,15 +416,13 @@ def pull_attempts(api: Api) -> list[str]:
     return seen
 
 
-def node_image_archives(with_block_images: bool, *, metallb: bool = False) -> list[Path]:
+def node_image_archives(with_block_images: bool) -> list[Path]:
     """OCI archives of the images the node imports, from the store `make images` fills (never built here:
     the node's namespace has no way out). Without `with_block_images`, only the node's own (pause, CoreDNS, the
-    echo backend) and, with `metallb`, MetalLB's controller and speaker (node_image_refs holds them too)."""
+    echo backend) and MetalLB's controller and speaker (node_image_refs holds them too)."""
     from tools.oci import OCIError, Store, images
 
-    refs = images.node_image_refs() if with_block_images else images.NODE_OWN_REFS
-    if metallb and not with_block_images:
-        refs = [*refs, *images.metallb_refs()]
+    refs = images.node_image_refs() if with_block_images else [*images.NODE_OWN_REFS, *images.metallb_refs()]
     store = Store(offline=True)
     try:
         return [store.archive(ref) for ref in refs]

@@ -1,15 +1,13 @@
-"""A real MetalLB (tests/harness/metallb.py, `python -m tests.harness ... --lb metallb`) is the cluster's
-LoadBalancer provider, and judges what loadbalancer.py imitates: its controller assigns a LoadBalancer
-Service an address from the TEST-NET pool, refuses a Service that asks both by `metallb.io/loadBalancerIPs` and
-by spec.loadBalancerIP (it stays Pending, MetalLB's event says why), its speaker announces the address from
-the node in L2 mode, and a request from the node's network namespace (this process) reaches a pod through
-kube-proxy at that address; its webhook, reached by the API server, judges the pools. What MetalLB said is
-printed."""
+"""A real MetalLB (tests/harness/metallb.py) is the harness's LoadBalancer provider: its controller assigns a
+LoadBalancer Service an address from the TEST-NET pool, refuses a Service that asks both by
+`metallb.io/loadBalancerIPs` and by spec.loadBalancerIP (it stays Pending, MetalLB's event says why), its speaker
+announces the address from the node in L2 mode, and a request from the node's network namespace (this process)
+reaches a pod through kube-proxy at that address; its webhook, reached by the API server, judges the pools. What
+MetalLB said is printed."""
 
 from __future__ import annotations
 
 import ipaddress
-import os
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -27,8 +25,6 @@ from tools.oci.images import ECHO_REF
 
 @pytest.fixture(scope="module")
 def namespace(api: Api) -> Iterator[str]:
-    if os.environ.get("HARNESS_LB") != "metallb":
-        pytest.fail("run under MetalLB: python -m tests.harness --dir D --lb metallb -- pytest tests/node")
     name = f"lb-{uuid.uuid4().hex[:6]}"
     api.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     yield name
