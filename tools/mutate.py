@@ -231,6 +231,15 @@ MUTATIONS = (
         ("tests/unit/test_tenant_guards.py",),
     ),
     Mutation(
+        "envoyproxy-patch-flag-off",
+        "a controller release with the EnvoyProxyPatch runtime flag (v1.9.2 on) gets it off with the EnvoyProxy guard",
+        f"{PKG}/components/controller.py",
+        'if config.get("tenant_guards.envoy_proxy") and advisories.fixes(advisories.ENVOY_PROXY_PATCH, tag):',
+        'if config.get("tenant_guards.envoy_proxy") and advisories.fixes(advisories.ENVOY_PROXY_PATCH, tag) is False:',
+        ("tests/unit/test_controller.py",),
+        keyword="envoy_proxy_patch_flag",
+    ),
+    Mutation(
         "tenant-guard-envoyproxy-namespace",
         "EnvoyProxy objects are admitted only in the block's namespace (tenant_guards.envoy_proxy)",
         f"{PKG}/components/tenant_guards.py",

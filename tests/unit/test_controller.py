@@ -1,12 +1,18 @@
 """Invariant: what the block hands to helm - chart ref, pinned version, CRDs skipped (the block owns
-them), images, deploy type and pod labels - and credentials only in the in-memory release."""
+them), images, deploy type and pod labels - and credentials only in the in-memory release; on a controller
+release that has it (v1.9.2 and later), the EnvoyProxyPatch runtime flag off while tenant_guards.envoy_proxy
+is on (mutation envoyproxy-patch-flag-off, tools/mutate.py); the real v1.9.1 chart puts what the block
+renders where the controller reads it (go_binary: helm)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from tests.support.charts import helm_template
 from tests.support.helpers import at, plan
 
 DIGEST = "sha256:" + "0123456789abcdef" * 4
@@ -48,3 +54,58 @@ def test_credentials_only_with_include_secrets() -> None:
     p = plan({"chart": {"auth": {"username": "robot", "password": "s3cr3t-value"}}})
     assert p.to_dict(include_secrets=True)["helm"]["auth"] == {"username": "robot", "password": "s3cr3t-value"}
     assert "s3cr3t-value" not in repr(p.to_dict(include_secrets=False))
+
+
+def _release(tag: str) -> dict[str, Any]:
+    return {"chart": {"version": tag}, "image": {"controller": {"tag": tag}}}
+
+
+FLAG_OFF = {"runtimeFlags": {"disabled": ["EnvoyProxyPatch"]}}
+
+
+@pytest.mark.parametrize(
+    ("config", "flags"),
+    [
+        ({}, {}),  # v1.9.1 does not know the flag
+        (_release("v1.9.2"), FLAG_OFF),
+        (_release("v1.9.3"), FLAG_OFF),
+        (_release("v1.10.0"), FLAG_OFF),
+        (_release("v1.9.2-rc.1"), {}),
+        ({"image": {"controller": {"tag": "latest"}}}, {}),  # a tag that names no version: not judged
+        ({**_release("v1.9.2"), "tenant_guards": {"envoy_proxy": False}}, {}),  # the platform's own patches
+    ],
+    ids=["v1.9.1", "v1.9.2", "v1.9.3", "v1.10.0", "v1.9.2-rc.1", "latest", "v1.9.2-guard-off"],
+)
+def test_envoy_proxy_patch_flag(config: dict[str, Any], flags: dict[str, Any]) -> None:
+    """tenant_guards.envoy_proxy refuses patch fields at admission; a controller that has the EnvoyProxyPatch
+    runtime flag also stops applying them (EnvoyProxies that predate the guard)."""
+    eg_config = plan(config).to_dict()["helm"]["values"]["config"]["envoyGateway"]
+    assert {k: v for k, v in eg_config.items() if k == "runtimeFlags"} == flags
+
+
+def chart(config: dict[str, Any], tmp_path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """The real gateway-helm v1.9.1 rendered with the values the block hands to helm, by (kind, name)."""
+    values = tmp_path / "values.yaml"
+    values.write_text(yaml.safe_dump(plan(config).to_dict()["helm"]["values"]), encoding="utf-8")
+    rendered = helm_template(
+        "gateway-helm-v1.9.1.tgz",
+        *("--namespace", "envoy-gateway-system", "--skip-crds", "--values", str(values)),
+        release="envoy-gateway",
+    )
+    docs = [d for d in yaml.safe_load_all(rendered) if d]
+    return {(d["kind"], d["metadata"]["name"]): d for d in docs}
+
+
+def controller_config(objects: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any]:
+    """The EnvoyGateway config the controller reads (its ConfigMap's envoy-gateway.yaml)."""
+    return dict(yaml.safe_load(objects[("ConfigMap", "envoy-gateway-config")]["data"]["envoy-gateway.yaml"]))
+
+
+def test_the_chart_hands_the_runtime_flag_to_the_controller(tmp_path: Path) -> None:
+    """The flag reaches the EnvoyGateway config beside the chart's own settings (the chart merges the block's
+    config over its defaults), and without it nothing else changes."""
+    flagged = controller_config(chart(_release("v1.9.2"), tmp_path))
+    assert flagged["runtimeFlags"] == {"disabled": ["EnvoyProxyPatch"]}
+    plain = controller_config(chart({}, tmp_path))
+    assert "runtimeFlags" not in plain
+    assert {k: v for k, v in flagged.items() if k != "runtimeFlags"} == plain

@@ -61,9 +61,25 @@ def values(config: Config) -> dict[str, Any]:
                     "type": "Kubernetes",
                     "kubernetes": {"deploy": {"type": config.get("deploy_type")}},
                 },
+                **runtime_flags(config),
             },
         },
     }
+
+
+# The runtime flag Envoy Gateway v1.9.2 added to stop applying EnvoyProxy `patch` fields (with the controller's
+# privileges); v1.9.1 does not know it.
+ENVOY_PROXY_PATCH_FLAG = "EnvoyProxyPatch"
+
+
+def runtime_flags(config: Config) -> dict[str, Any]:
+    """The EnvoyGateway config's runtimeFlags: with tenant_guards.envoy_proxy (which refuses patches at
+    admission) on a controller release that has the flag (one that carries advisories.ENVOY_PROXY_PATCH's
+    fix), the controller also ignores them: EnvoyProxy objects that predate the guard keep none."""
+    tag = str(config.get("image.controller.tag"))
+    if config.get("tenant_guards.envoy_proxy") and advisories.fixes(advisories.ENVOY_PROXY_PATCH, tag):
+        return {"runtimeFlags": {"disabled": [ENVOY_PROXY_PATCH_FLAG]}}
+    return {}
 
 
 @dataclass(frozen=True)

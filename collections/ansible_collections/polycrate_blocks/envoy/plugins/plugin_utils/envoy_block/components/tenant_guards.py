@@ -223,15 +223,15 @@ def build(config: Config) -> list[Step]:
 
 
 def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
-    """Switched off on a controller without v1.9.2's own EnvoyProxy checks: say what is then open."""
+    """Switched off on a controller without Envoy Gateway's own EnvoyProxy checks (advisories.
+    ENVOY_PROXY_COLLISIONS): say what is then open."""
     guards = values["tenant_guards"]
     warnings = []
     controller_tag = str(values["image"]["controller"]["tag"])
-    fixed = advisories.version("v1.9.2")
-    running = advisories.version(controller_tag)
-    if not guards["envoy_proxy"] and running is not None and fixed is not None and running[:3] < fixed[:3]:
+    row = advisories.ENVOY_PROXY_COLLISIONS
+    if not guards["envoy_proxy"] and advisories.fixes(row, controller_tag) is False:
         warnings.append(
-            f"config.tenant_guards.envoy_proxy: false on Envoy Gateway {controller_tag}, which lacks v1.9.2's "
+            f"config.tenant_guards.envoy_proxy: false on Envoy Gateway {controller_tag}, which lacks {row.fixed}'s "
             "EnvoyProxy checks: anyone who may write an EnvoyProxy can run proxies with the controller's names, "
             "Secrets or patches (docs/security.md#tenant-envoyproxy-objects); keep it true unless only the "
             "platform team can write EnvoyProxy objects"
