@@ -240,6 +240,14 @@ MUTATIONS = (
         keyword="envoy_proxy_patch_flag",
     ),
     Mutation(
+        "tenant-guard-envoyproxy-waf-names",
+        "tenants' EnvoyProxy objects may not reuse the WAF's names (tenant_guards.envoy_proxy)",
+        f"{PKG}/components/tenant_guards.py",
+        'names = {**reserved, "names": (*reserved["names"], *waf.reserved_names(config))}',
+        "names = reserved",
+        ("tests/unit/test_tenant_guards.py",),
+    ),
+    Mutation(
         "tenant-guard-envoyproxy-namespace",
         "EnvoyProxy objects are admitted only in the block's namespace (tenant_guards.envoy_proxy)",
         f"{PKG}/components/tenant_guards.py",

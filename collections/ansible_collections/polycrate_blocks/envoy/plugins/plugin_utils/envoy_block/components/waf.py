@@ -46,6 +46,17 @@ def name(config: Config) -> str:
     return f"{config.block_name}-waf"
 
 
+# The WAF's pods name no service account: they run as the namespace's `default` one (with no API token).
+SERVICE_ACCOUNT = "default"
+
+
+def reserved_names(config: Config) -> tuple[str, ...]:
+    """The WAF's names in the block's namespace that no EnvoyProxy may reuse (tenant_guards.envoy_proxy): its
+    Deployment, Service, ConfigMap and disruption budget (one name) and the service account its pods run as.
+    Reserved whether or not waf.enabled, so enabling it later never meets a proxy fleet under its name."""
+    return (name(config), SERVICE_ACCOUNT)
+
+
 def selector(config: Config) -> dict[str, str]:
     return {"app.kubernetes.io/instance": config.block_name, labels.PROXY_ROLE_LABEL: ROLE}
 
