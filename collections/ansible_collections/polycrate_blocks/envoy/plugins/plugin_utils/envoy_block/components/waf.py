@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from .. import advisories, body_buffer, images, labels, seclang, waf_exclusions
+from .. import advisories, body_buffer, images, labels, placement, seclang, waf_exclusions
 from ..model import Checked, Config, Problem
 from ..plan import Phase, Step
 from . import admission
@@ -116,11 +116,7 @@ def deployment(config: Config) -> dict[str, Any]:
     # The settings' hash in the pod template: changed rules roll the pods, unchanged ones never do.
     checksum = hashlib.sha256(config_map(config)["data"][CONFIG_FILE].encode()).hexdigest()[:16]
     probe = {"grpc": {"port": GRPC_PORT}, "periodSeconds": 10, "failureThreshold": 3}
-    resources = {
-        part: dict(sorted(waf["resources"][part].items()))
-        for part in ("requests", "limits")
-        if waf["resources"].get(part)
-    }
+    resources = placement.resources(waf["resources"])
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
