@@ -304,6 +304,14 @@ MUTATIONS = (
         ("tests/unit/test_crd_owners.py",),
     ),
     Mutation(
+        "crd-owners-uninstall-keeps-others",
+        "uninstall.remove_crds never deletes Gateway API CRDs another owner marked, taken over or not",
+        f"{PKG}/lifecycle/crd_owners.py",
+        'if not gateway_api["install"] or decided.outcome == "apply":',
+        "if True:",
+        ("tests/unit/test_crd_owners.py",),
+    ),
+    Mutation(
         "crd-owners-take-ownership-only",
         "only gateway_api_crds.take_ownership applies the block's Gateway API CRDs over another owner's",
         f"{PKG}/lifecycle/crd_owners.py",

@@ -8,9 +8,10 @@
 
 install leaves them alone when they are the release's Gateway API v1.6.1 (not one of them written: same
 generation, annotations and labels, no stamp of the block's, no field of its manager; Envoy Gateway's CRDs
-applied beside them; a second run changes nothing), refuses before any change when they are older (the
-real v1.5.1 bundle of gateway-crds-helm v1.8.3: the message names the owner and v1.6.1, and neither a CRD
-nor the namespace was written), and with gateway_api_crds.take_ownership applies v1.6.1 over them.
+applied beside them; a second run changes nothing; uninstall with remove_crds removes only Envoy
+Gateway's), refuses before any change when they are older (the real v1.5.1 bundle of gateway-crds-helm
+v1.8.3: the message names the owner and v1.6.1, and neither a CRD nor the namespace was written), and with
+gateway_api_crds.take_ownership applies v1.6.1 over them.
 
 Needs only the API server (the `cluster` fixture, no controller: controller.install false, waits off, the
 CRDs from ../shared/crds as crds.directory). The block goes into a namespace of its own; each scenario starts
@@ -172,9 +173,16 @@ def check_crd_owners(kube: Kube, owner: str) -> list[str]:
         untouched(api, before)
         seen.append(f"{owner} {REQUIRED}: left alone, Envoy Gateway's CRDs applied beside them, re-run changed=0")
 
-        # 2. The platform's older bundle: refused before any change.
-        kube.playbook("uninstall", CONFIG).ok()
+        # uninstall.remove_crds removes the block's own CRDs only: the platform's stay as they were.
+        removed = kube.playbook("uninstall", {**CONFIG, "uninstall": {"remove_crds": True}}).ok()
+        assert f"the Gateway API CRDs belong to {named}: kept" in removed.output, removed.output[-3000:]
+        untouched(api, before)
+        left = {c["metadata"]["name"] for c in api.items(CRDS)}
+        assert not left & set(crds.ENVOY_GATEWAY), "the block's own CRDs are removed"
         assert request(api, "GET", f"/api/v1/namespaces/{NAMESPACE}")[0] == 404
+        seen.append(f"{owner} {REQUIRED}: uninstall with remove_crds kept them, removed Envoy Gateway's")
+
+        # 2. The platform's older bundle: refused before any change.
         before = preinstall(api, owner, older_crds())
         refused = kube.playbook("install", CONFIG)
         assert refused.returncode != 0, refused.output[-3000:]

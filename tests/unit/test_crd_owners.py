@@ -264,3 +264,35 @@ def test_take_ownership_needs_install() -> None:
         "remove take_ownership"
     ]
     assert load({"gateway_api_crds": {"take_ownership": True}}).get("gateway_api_crds.take_ownership") is True
+
+
+def _uninstall(cfg: dict[str, Any], *found: dict[str, Any]) -> dict[str, Any]:
+    p = plan(cfg).to_dict()
+    queries = lifecycle.uninstall_lookups(p)
+    assert [q["purpose"] for q in queries].count("crds") == int(bool(p["crds"]["remove_on_uninstall"]))
+    observed = lifecycle.UninstallObserved.from_results(_crd_list(*found))
+    return lifecycle.decide_uninstall(p, observed).to_dict()
+
+
+REMOVE = {"uninstall": {"remove_crds": True}}
+
+
+@pytest.mark.parametrize("take", [False, True], ids=["left-alone", "taken-over"])
+def test_remove_crds_keeps_another_owners_gateway_api_crds(take: bool) -> None:
+    """Deleting the Gateway API CRDs deletes every route in the cluster and breaks their owner's install:
+    uninstall.remove_crds removes the block's own only, also after take_ownership (the owner's marks stay)."""
+    decided = _uninstall({**REMOVE, "gateway_api_crds": {"take_ownership": take}}, *RKE2_STANDARD)
+    assert decided["remove_crds"] is True
+    assert decided["crd_settings"]["gateway_api"]["install"] is False
+    assert decided["crds_kept"] == (
+        "the Gateway API CRDs belong to Helm release kube-system/rke2-gateway-api-crd: kept "
+        "(uninstall.remove_crds removes the block's own CRDs only)"
+    )
+
+
+def test_remove_crds_removes_the_blocks_own() -> None:
+    p = plan(REMOVE).to_dict()
+    for found in ([], [OURS]):
+        decided = _uninstall(REMOVE, *found)
+        assert (decided["crd_settings"], decided["crds_kept"]) == (p["crds"], "")
+    assert _uninstall({}, *RKE2_STANDARD)["remove_crds"] is False

@@ -8,13 +8,21 @@ from .install import (
     STATUS_READ_KINDS,
     InstallDecision,
     InstallObserved,
-    block_field_manager,
     decide_install,
     install_lookups,
     install_state,
     unchanged,
 )
-from .ownership import OWNED_KINDS, THIRD_PARTY, leftovers, owned_kinds, owns, ref, third_party_kinds
+from .ownership import (
+    OWNED_KINDS,
+    THIRD_PARTY,
+    block_field_manager,
+    leftovers,
+    owned_kinds,
+    owns,
+    ref,
+    third_party_kinds,
+)
 from .status import (
     MONITORING_KINDS,
     PROXY_SELECTOR,

@@ -16,7 +16,9 @@ who owns them (`install_lookups` reads the CRDs' metadata with their managedFiel
 - `gateway_api_crds.install: false` -> the block touches none of them (not_managed).
 
 Pure: the install_state action calls `ownership` between its one read and `decide_install`, which turns a
-refusal into one of install's problems; the role applies the CRDs of `settings` only.
+refusal into one of install's problems; the role applies the CRDs of `settings` only. Uninstall with
+remove_crds deletes the Gateway API CRDs only when nobody else owns one of them (`removal`), whatever
+take_ownership says: deleting them deletes every route in the cluster and breaks their owner.
 """
 
 from __future__ import annotations
@@ -162,3 +164,18 @@ def _meta(crd: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 def _group(crd: Mapping[str, Any]) -> str:
     """The group from the CRD's name (<plural>.<group>) when only its metadata was read."""
     return str((crd.get("metadata") or {}).get("name", "")).partition(".")[2]
+
+
+def removal(
+    plan: Mapping[str, Any], live: Iterable[Mapping[str, Any]], block_manager: str
+) -> tuple[dict[str, Any], str]:
+    """The CRD settings uninstall.remove_crds deletes by (plan.crds' shape), and what it keeps and why: the
+    Gateway API CRDs stay when another owner marked one of them, taken over or not."""
+    gateway_api = plan["crds"]["gateway_api"]
+    decided = decide(live, str(gateway_api["version"]), False, (block_manager,))
+    if not gateway_api["install"] or decided.outcome == "apply":
+        return dict(plan["crds"]), ""
+    return crds.without_gateway_api(plan["crds"]), (
+        f"the Gateway API CRDs belong to {', '.join(decided.owners)}: kept (uninstall.remove_crds removes the "
+        "block's own CRDs only)"
+    )

@@ -10,7 +10,7 @@ from ..plan import DIGEST_ANNOTATION
 from ..release import differences as release_differences
 from ..release import image_problems, installed_version, upgrade_step
 from . import crd_owners
-from .ownership import leftovers, owned_kinds, owns, ref, third_party_kinds
+from .ownership import block_field_manager, leftovers, owned_kinds, owns, ref, third_party_kinds
 from .status import proxies_query, rollout_lines
 
 # Kinds whose status install reads with the cluster's state: a no-change run that finds them settled
@@ -201,11 +201,6 @@ class InstallDecision:
 
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
-
-
-def block_field_manager(plan: Mapping[str, Any]) -> str:
-    """The field manager install applies with by default (envoy_apply_field_manager: polycrate-<block name>)."""
-    return f"polycrate-{plan['ownership_labels']['app.kubernetes.io/instance']}"
 
 
 def decide_install(
