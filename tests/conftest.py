@@ -24,6 +24,8 @@ def root() -> Path:
 GO_BACKED = (
     "tests/unit/test_waf_contract.py",
     "tests/unit/test_crds.py::test_real_crd_chart_gives_only_crds",
+    "tests/unit/test_controller.py::test_the_chart_hands_the_runtime_flag_to_the_controller",
+    "tests/unit/test_controller.py::test_the_chart_renders_the_controller_settings",
     "tests/unit/test_crds.py::test_the_gate_judges_the_crds_of_the_release_the_block_installs",
     "tests/unit/test_hostile_input.py::test_good_extra_directives_pass_both_checks",
     "tests/unit/test_hostile_input.py::test_the_binary_judges_what_the_structural_check_cannot",

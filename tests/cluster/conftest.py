@@ -96,12 +96,18 @@ class Run:
 class Kube:
     """The running cluster and chart registry, plus the block's playbooks pointed at them."""
 
-    def __init__(self, cluster: Cluster, registry: Registry, workdir: Path) -> None:
+    def __init__(self, cluster: Cluster, registry: Registry | None, workdir: Path) -> None:
+        """`registry` None: for scenarios that pull no chart (controller.install false, crds.directory)."""
         self.cluster = cluster
-        self.registry = registry
+        self._registry = registry
         self.api = cluster.api
         self.workdir = workdir
         self.runs = 0
+
+    @property
+    def registry(self) -> Registry:
+        assert self._registry is not None, "a Kube without a chart registry runs configs that pull no chart"
+        return self._registry
 
     def config(self, **extra: Any) -> dict[str, Any]:
         """The real charts from the local OCI registry (with chart.auth), merged with `extra` the way
@@ -136,7 +142,7 @@ class Kube:
             "PATH": f"{BIN}{os.pathsep}{ROOT / '.tools/bin'}{os.pathsep}{os.environ['PATH']}",
             "KUBECONFIG": str(kubeconfig),
             "HOME": str(self.workdir),
-            "SSL_CERT_FILE": str(self.registry.ca_bundle),
+            **({"SSL_CERT_FILE": str(self._registry.ca_bundle)} if self._registry else {}),
         }
         helm_log = self.workdir / "helm-calls.log"
         if record_helm:

@@ -179,7 +179,7 @@ def upgrade_tenant(block_namespace: str, backend: str = "echo") -> list[dict[str
 BLOCK_NAMESPACE = "envoy-gateway-system"
 NAMESPACE_HINT = "only the platform's namespace envoy-gateway-system may hold them"
 PATCH_HINT = "spec.provider.kubernetes.*.patch"
-NAME_HINT = "reuses a name of the Envoy Gateway controller"
+NAME_HINT = "reuses a name of the Envoy Gateway controller or the WAF"
 REFERENCE_HINT = "names the Envoy Gateway controller's Secrets"
 
 
@@ -241,7 +241,24 @@ ENVOY_PROXY_CASES: list[tuple[str, dict[str, Any], str | None]] = [
         envoy_proxy("pdb-patch", envoyPDB={"minAvailable": 1, "patch": {"value": {"spec": {}}}}),
         PATCH_HINT,
     ),
+    # Admitted: names that only look like the WAF's (the block "envoy": its WAF is envoy-waf).
+    (
+        "named-like-the-waf",
+        envoy_proxy(
+            "like-waf",
+            envoyDeployment={"name": "envoy-waf-edge"},
+            envoyService={"name": "my-envoy-waf"},
+            envoyServiceAccount={"name": "defaults"},
+        ),
+        None,
+    ),
     ("deployment-named-controller", envoy_proxy("named", envoyDeployment={"name": "envoy-gateway"}), NAME_HINT),
+    # Refused: the WAF's names in the same namespace (its Deployment, Service, and the service account its
+    # pods run as), whether or not the WAF is on.
+    ("deployment-named-waf", envoy_proxy("waf-deploy", envoyDeployment={"name": "envoy-waf"}), NAME_HINT),
+    ("service-named-waf", envoy_proxy("waf-svc", envoyService={"name": "envoy-waf"}), NAME_HINT),
+    ("daemonset-named-waf", envoy_proxy("waf-ds", envoyDaemonSet={"name": "envoy-waf"}), NAME_HINT),
+    ("waf-service-account", envoy_proxy("waf-sa", envoyServiceAccount={"name": "default"}), NAME_HINT),
     ("service-named-config", envoy_proxy("svc", envoyService={"name": "envoy-gateway-config"}), NAME_HINT),
     (
         "certgen-service-account",

@@ -78,6 +78,25 @@ def test_which_rows_catch_a_tag(product: str, tag: str, expected: list[str]) -> 
     assert [row.advisory for row in advisories.affecting(product, tag)] == expected
 
 
+@pytest.mark.parametrize(
+    ("tag", "fixed"),
+    [
+        ("v1.9.1", False),
+        ("v1.9.2-rc.1", False),
+        ("v1.9.2", True),
+        ("v1.9.3", True),
+        ("v1.10.0", True),
+        ("latest", None),
+    ],
+)
+def test_whether_a_tag_carries_a_rows_fix(tag: str, fixed: bool | None) -> None:
+    """advisories.fixes: the one comparison the EnvoyProxy guard's warning and the EnvoyProxyPatch runtime flag
+    are derived from (the rows' first fixed version is the only place v1.9.2 is written)."""
+    for row in (advisories.ENVOY_PROXY_COLLISIONS, advisories.ENVOY_PROXY_PATCH):
+        assert row in advisories.TABLE
+        assert advisories.fixes(row, tag) is fixed
+
+
 def test_every_row_is_well_formed() -> None:
     for row in advisories.TABLE:
         assert advisories.version(row.fixed) is not None, row

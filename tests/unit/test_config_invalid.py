@@ -113,6 +113,53 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
         {"data_plane": {"tolerations": [{"key": "a", "seconds": 3}]}},
         "config.data_plane.tolerations[0].seconds: unknown key",
     ),
+    # The API server's toleration rules (placement.toleration_problems), for the proxies and the controller alike.
+    (
+        "toleration-exists-with-value",
+        {"data_plane": {"tolerations": [{"key": "edge", "operator": "Exists", "value": "true"}]}},
+        "config.data_plane.tolerations[0].value: must be empty with operator Exists",
+    ),
+    (
+        "toleration-no-key-equal",
+        {"data_plane": {"tolerations": [{"effect": "NoSchedule"}]}},
+        "config.data_plane.tolerations[0].key: is empty, which tolerates every taint only with operator Exists",
+    ),
+    (
+        "toleration-seconds-not-noexecute",
+        {"data_plane": {"tolerations": [{"key": "edge", "effect": "NoSchedule", "toleration_seconds": 30}]}},
+        "config.data_plane.tolerations[0].toleration_seconds: applies to effect NoExecute only",
+    ),
+    (
+        "controller-toleration-exists-with-value",
+        {"controller": {"tolerations": [{"key": "a", "operator": "Equal"}, {"operator": "Exists", "value": "x"}]}},
+        "config.controller.tolerations[1].value: must be empty with operator Exists",
+    ),
+    (
+        "controller-toleration-seconds",
+        {"controller": {"tolerations": [{"key": "a", "effect": "NoSchedule", "toleration_seconds": 5}]}},
+        "config.controller.tolerations[0].toleration_seconds: applies to effect NoExecute only",
+    ),
+    ("controller-replicas-zero", {"controller": {"replicas": 0}}, "config.controller.replicas"),
+    (
+        "controller-request-above-limit",
+        {"controller": {"resources": {"requests": {"memory": "2Gi"}}}},
+        "config.controller.resources.requests.memory",
+    ),
+    (
+        "controller-priority-class-name",
+        {"controller": {"priority_class_name": "Platform_Critical"}},
+        "config.controller.priority_class_name",
+    ),
+    (
+        "controller-node-selector-value",
+        {"controller": {"node_selector": {"pool": "not a label value"}}},
+        "config.controller.node_selector.pool",
+    ),
+    (
+        "controller-toleration-unknown-key",
+        {"controller": {"tolerations": [{"key": "a", "seconds": 3}]}},
+        "config.controller.tolerations[0].seconds: unknown key",
+    ),
     (
         "quantity",
         {"data_plane": {"resources": {"requests": {"cpu": "lots"}}}},
@@ -464,3 +511,11 @@ def test_valid_edge_cases_are_accepted() -> None:
     )
     load({"deploy_type": "GatewayNamespace", "gatewayclass": {"shared": {"merge_gateways": False}}})
     load({"service": {"annotations": None}})  # `annotations:` with nothing after it is "not set"
+    # Tolerations the API server takes: every taint (no key, Exists), a NoExecute grace, Equal without a value.
+    tolerations: list[dict[str, Any]] = [
+        {"operator": "Exists"},
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
+        {"key": "dedicated", "operator": "Equal", "effect": "NoSchedule"},
+    ]
+    tolerations[1]["toleration_seconds"] = 30
+    load({"data_plane": {"tolerations": tolerations}, "controller": {"tolerations": tolerations}})

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,10 +20,9 @@ import yaml
 
 from envoy_block import crds
 from envoy_block.plan import DIGEST_ANNOTATION, with_digest
-from tests.support.gate import ROOT, envoy_gateway_crds, shared_dir
+from tests.support.charts import helm_template
+from tests.support.gate import envoy_gateway_crds, shared_dir
 from tests.support.helpers import plan
-
-HELM = ROOT / ".tools/bin/helm"
 
 
 def test_shared_folder_applies_only_the_blocks_crds() -> None:
@@ -82,23 +80,12 @@ def test_folder_that_is_not_a_folder(tmp_path: Path) -> None:
 
 
 def test_real_crd_chart_gives_only_crds() -> None:
-    rendered = subprocess.run(
-        [
-            str(HELM),
-            "template",
-            "crds",
-            str(shared_dir() / "charts/gateway-crds-helm-v1.9.1.tgz"),
-            "--set",
-            "crds.gatewayAPI.enabled=true",
-            "--set",
-            "crds.gatewayAPI.channel=standard",
-            "--set",
-            "crds.envoyGateway.enabled=true",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    rendered = helm_template(
+        "gateway-crds-helm-v1.9.1.tgz",
+        *("--set", "crds.gatewayAPI.enabled=true"),
+        *("--set", "crds.gatewayAPI.channel=standard"),
+        *("--set", "crds.envoyGateway.enabled=true"),
+    )
     got = crds.select(crds.documents([("chart", rendered)]), True, "standard", "chart")
     assert got["names"] == sorted(crds.GATEWAY_API_STANDARD + crds.ENVOY_GATEWAY)
     assert {d["kind"] for d in got["crds"]} == {"CustomResourceDefinition"}
@@ -222,15 +209,7 @@ def test_the_gate_judges_the_crds_of_the_release_the_block_installs() -> None:
     red. v1.9.1 changed two of them against v1.9.0 (envoyextensionpolicies, securitypolicies)."""
     version = plan().to_dict()["crds"]["envoy_gateway"]["version"]
     assert envoy_gateway_crds().name.endswith(f"-{version}"), (envoy_gateway_crds(), version)
-    rendered = subprocess.run(
-        [
-            *(str(HELM), "template", "crds", str(shared_dir() / f"charts/gateway-crds-helm-{version}.tgz")),
-            *("--set", "crds.envoyGateway.enabled=true"),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    rendered = helm_template(f"gateway-crds-helm-{version}.tgz", "--set", "crds.envoyGateway.enabled=true")
     from_chart = {
         d["metadata"]["name"]: d
         for d in yaml.safe_load_all(rendered)

@@ -8,6 +8,7 @@ API server keeps one address across test sessions). Other API errors still fail 
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 from typing import Any
 
@@ -47,3 +48,38 @@ def test_a_kind_gone_since_discovery_is_not_served() -> None:
 def test_other_api_errors_still_fail() -> None:
     with pytest.raises(ApiException):
         k8s_list._metadata_list(Service(403), QUERY, [])
+
+
+class Answer:
+    def __init__(self, body: dict[str, Any]) -> None:
+        self.data = json.dumps(body)
+
+
+class Listing(Service):
+    """The API server answers a PartialObjectMetadataList holding one CRD applied by two managers."""
+
+    def __init__(self) -> None:
+        fields: dict[str, Any] = {"f:spec": {"f:versions": {}}}
+        item = {
+            "metadata": {
+                "name": "gateways.gateway.networking.k8s.io",
+                "managedFields": [
+                    {"manager": "helm", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": fields},
+                    {"manager": "kube-apiserver", "operation": "Update", "subresource": "status", "fieldsV1": fields},
+                ],
+            }
+        }
+        self.client = type("C", (), {"get": lambda _self, resource, **params: Answer({"items": [item]})})()
+
+
+@pytest.mark.parametrize("managers", [False, True], ids=["metadata-only", "with-managers"])
+def test_managed_fields_keep_who_wrote_never_the_fields(managers: bool) -> None:
+    """install reads the CRDs with their managers (lifecycle.crd_owners); a CRD's fieldsV1 is as large as its
+    schema and never leaves the module."""
+    query = {"api_version": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "managed_fields": managers}
+    (found,) = k8s_list._metadata_list(Listing(), query, [])["resources"]
+    expected = [
+        {"manager": "helm", "operation": "Update"},
+        {"manager": "kube-apiserver", "operation": "Update", "subresource": "status"},
+    ]
+    assert found["metadata"].get("managedFields") == (expected if managers else None)

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from envoy_block import proxy_ports
+from envoy_block import builder, proxy_ports
 from envoy_block.components import controller
 from tests.support import gate
 from tests.support.admission import denials, judged
-from tests.support.helpers import find, kinds, load, objects
+from tests.support.helpers import block, find, kinds, load, objects
 from tests.support.tenant_objects import BACKEND_CASES, ENVOY_PROXY_CASES, NAMESPACE_HINT, PATCH_HINT
 
 NAME = "envoy-envoyproxy-guard"
@@ -53,8 +53,9 @@ def test_cases_are_objects_the_crd_accepts(obj: dict[str, Any], expected: str | 
             }
         },
         {"namespace": "edge"},
+        {"waf": {"enabled": True}, "default_gateway": {"enabled": True}},
     ],
-    ids=["default", "daemonset", "autoscaled", "other-namespace"],
+    ids=["default", "daemonset", "autoscaled", "other-namespace", "waf"],
 )
 def test_the_blocks_own_envoy_proxies_pass(cfg: dict[str, Any]) -> None:
     """No exemption exists, so the block's objects must obey every rule, in whatever namespace it runs."""
@@ -103,6 +104,25 @@ def test_the_reserved_names_are_the_charts() -> None:
     assert names["names"] == ("envoy-gateway", "envoy-gateway-config", "envoy-gateway-gateway-helm-certgen")
     assert "envoy-gateway" in names["secrets"]
     assert names["configMaps"] == ("envoy-gateway-config",)
+
+
+def test_the_wafs_names_are_the_ones_it_renders() -> None:
+    """The guard reserves the names the WAF's objects carry in the block's namespace, and the service account
+    its pods run as (none named: the namespace's default), for whichever block name."""
+    for block_name in ("envoy", "edge"):
+        rendered = [s.obj for s in builder.plan_from_block(block({"waf": {"enabled": True}}, block_name)).ordered()]
+        waf_objects = [o for o in rendered if o["metadata"]["name"] == f"{block_name}-waf"]
+        assert {o["kind"] for o in waf_objects} == {"Deployment", "Service", "ConfigMap", "PodDisruptionBudget"}
+        (deployment,) = [o for o in waf_objects if o["kind"] == "Deployment"]
+        account = deployment["spec"]["template"]["spec"].get("serviceAccountName", "default")
+        (policy,) = [
+            o
+            for o in rendered
+            if o["kind"] == "ValidatingAdmissionPolicy" and o["metadata"]["name"] == f"{block_name}-envoyproxy-guard"
+        ]
+        reserved = next(v["expression"] for v in policy["spec"]["variables"] if v["name"] == "names")
+        for name in {o["metadata"]["name"] for o in waf_objects} | {account}:
+            assert f"'{name}'" in reserved, (block_name, name, reserved)
 
 
 def test_switching_it_off_on_v1_9_1_warns() -> None:

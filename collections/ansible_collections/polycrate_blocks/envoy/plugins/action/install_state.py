@@ -1,5 +1,9 @@
 """Read what install needs once, decide with lifecycle.decide_install, and return the decision (or stop
-cleanly, once, nothing changed). The role only carries it out."""
+cleanly, once, nothing changed). The role only carries it out.
+
+Between the read and the decision: whose the Gateway API CRDs are (lifecycle.crd_owners, pure), since the
+CRD source install compares the cluster with (its digest, crds.source_current) leaves them out when
+another owner's are left alone."""
 
 from __future__ import annotations
 
@@ -8,11 +12,12 @@ from typing import Any
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_action import PlanAction, read_cluster
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import crds, lifecycle
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block.lifecycle import crd_owners
 
 
 class ActionModule(PlanAction):
     # The connection options arrive from module_defaults (group/polycrate_blocks.envoy.k8s).
-    _VALID_ARGS = frozenset({"plan", *AUTH_ARG_SPEC})
+    _VALID_ARGS = frozenset({"plan", "field_manager", *AUTH_ARG_SPEC})
 
     def act(self, plan: dict[str, Any]) -> dict[str, Any]:
         connection = {k: v for k, v in self._task.args.items() if k in AUTH_ARG_SPEC}
@@ -21,12 +26,14 @@ class ActionModule(PlanAction):
         read = read_cluster(self, module_args, self.task_vars)
         if read.get("failed"):
             return read
-        settings = plan["crds"]
+        observed = lifecycle.InstallObserved.from_results(read["results"])
+        manager = str(self._task.args.get("field_manager") or lifecycle.block_field_manager(plan))
+        owners = crd_owners.ownership(plan, observed.crds, manager)
+        settings = crd_owners.settings(plan, owners)
         try:
             digest = crds.source_digest(settings)
         except OSError as exc:
             return {"failed": True, "msg": f"Cannot read the CRD source {exc.filename}: {exc.strerror}."}
-        observed = lifecycle.InstallObserved.from_results(read["results"])
         current = crds.source_current(
             list(observed.crds),
             digest,
@@ -34,7 +41,7 @@ class ActionModule(PlanAction):
             settings["gateway_api"]["channel"],
             str(settings["envoy_gateway"]["version"]),
         )
-        decision = lifecycle.decide_install(plan, observed, current)
+        decision = lifecycle.decide_install(plan, observed, current, owners)
         if decision.problems:
             return {
                 "failed": True,

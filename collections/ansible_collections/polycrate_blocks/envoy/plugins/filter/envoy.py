@@ -33,9 +33,10 @@ description:
     Gateways (and, with its second argument, the controller's Deployment), with their wait condition when
     its first argument is true; C(previous_controller_query) looks up the controller's pods that are still
     terminating (install waits for none after helm changed the release).
-  - C(crd_manifests) takes the plan (and the rendered text of gateway-crds-helm when C(crds.directory) is
-    empty) and returns C(crds) (the CustomResourceDefinition documents of the block's API groups and
-    Gateway API channel, from any *.yaml/*.yml below the folder or from the chart) and their C(names); it
+  - C(crd_manifests) takes CRD settings (the plan's C(crds), or the C(crd_settings) install decided: without
+    the Gateway API CRDs when another owner's are left alone) and the rendered text of gateway-crds-helm when
+    C(crds.directory) is empty, and returns C(crds) (the CustomResourceDefinition documents of the block's API
+    groups and Gateway API channel, from any *.yaml/*.yml below the folder or from the chart) and their C(names); it
     fails listing the CRDs the config needs that are missing.
   - The config-taking filters raise one error listing every config problem with its config path; validate
     first with the C(polycrate_blocks.envoy.validate) action, which reports them cleanly.
@@ -85,10 +86,10 @@ def helm_release(block: Mapping[str, Any]) -> dict[str, Any]:
     return dict(builder.plan_from_block(block).to_dict(include_secrets=True)["helm"])
 
 
-def crd_manifests(plan: Mapping[str, Any], rendered: str | None = None, origin: str = "") -> dict[str, Any]:
-    """The CRDs from crds.directory, or from the chart's rendered text; stamped with `origin` (install's
-    source digest) when given."""
-    settings = json.loads(json.dumps(plan["crds"]))
+def crd_manifests(crd_settings: Mapping[str, Any], rendered: str | None = None, origin: str = "") -> dict[str, Any]:
+    """The CRDs from crds.directory, or from the chart's rendered text, as `crd_settings` (shaped like the
+    plan's `crds`) select them; stamped with `origin` (install's source digest) when given."""
+    settings = json.loads(json.dumps(crd_settings))
     try:
         if settings["directory"]:
             docs, source = crds.folder_documents(settings["directory"]), f"crds.directory {settings['directory']}"

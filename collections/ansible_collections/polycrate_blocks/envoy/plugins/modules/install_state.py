@@ -9,9 +9,17 @@ description:
   - Takes the plan the envoy_config role built (O(plan)), reads everything install needs in one
     C(polycrate_blocks.envoy.k8s_list) run (the plan's C(install_lookups)) and returns what the install must
     do, decided by the pure C(lifecycle.decide_install) before anything is written; see RETURN.
-  - Fails once, cleanly, when the API server cannot be reached, when a kind the plan uses is not served, or
-    when the namespace is missing and may not be created; nothing has been changed then.
+  - Fails once, cleanly, when the API server cannot be reached, when a kind the plan uses is not served, when
+    the namespace is missing and may not be created, or when another owner's Gateway API CRDs are older than
+    the release needs (C(lifecycle.crd_owners)); nothing has been changed then.
 version_added: "0.10.0"
+options:
+  field_manager:
+    description:
+      - The field manager install applies with; server-side apply managers other than it (and the API
+        server's own) count as other owners of the Gateway API CRDs.
+      - Default C(polycrate-<block name>).
+    type: str
 extends_documentation_fragment:
   - polycrate_blocks.envoy.decision
   - kubernetes.core.k8s_auth_options
@@ -54,6 +62,18 @@ crds_current:
     not read).
   returned: success
   type: bool
+crd_owners:
+  description: >-
+    Whose the Gateway API CRDs are and what install does with them: C(outcome) (apply, leave, refuse,
+    take_over, not_managed), C(owners) (other owners as read), C(message) (what the summary reports).
+  returned: success
+  type: dict
+crd_settings:
+  description: >-
+    The plan's CRD settings install reads, stamps and applies: without the Gateway API CRDs when another
+    owner's are left alone.
+  returned: success
+  type: dict
 helm_changes:
   description: Why the gateway-helm release differs from the plan's; empty when helm would change nothing.
   returned: success

@@ -23,6 +23,9 @@ options:
       - With C(wait_condition) (C(type) and C(status), as in C(kubernetes.core.k8s_info)) the lookup waits up to
         O(wait_timeout) for the object to exist with that condition, and fails naming it when it does not.
       - C(metadata_only) in a query overrides O(metadata_only) for it.
+      - C(managed_fields) true keeps, in each object's metadata, C(managedFields) reduced to each entry's
+        C(manager), C(operation) and C(subresource) (who wrote it, never the fields: a CRD's are as large
+        as its schema).
       - C(terminating_only) true keeps only the objects being deleted (with C(metadata.deletionTimestamp)):
         what a wait for a pod's shutdown (C(until: x.count == 0)) reads.
       - C(helm_release) true reads helm's storage Secrets (label C(owner=helm)) and returns, instead of the
@@ -90,7 +93,9 @@ results:
       description: Whether the cluster serves the kind.
       type: bool
     resources:
-      description: The objects found (empty when the kind is not served), never with C(managedFields).
+      description: >-
+      The objects found (empty when the kind is not served), with C(managedFields) only as C(managed_fields)
+      asks.
       type: list
     release:
       description: With C(helm_release), the newest release, or null when there is none.
@@ -128,13 +133,24 @@ def argspec() -> dict[str, Any]:
     return args
 
 
-def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
+MANAGER_KEYS = ("manager", "operation", "subresource")
+
+
+def _meta(obj: dict[str, Any], managers: bool) -> dict[str, Any]:
+    """The object's metadata without managedFields, or with them reduced to who wrote what way."""
     meta = {k: v for k, v in obj.get("metadata", {}).items() if k != "managedFields"}
-    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": meta}
+    if managers:
+        entries = obj.get("metadata", {}).get("managedFields") or []
+        meta["managedFields"] = [{k: entry[k] for k in MANAGER_KEYS if k in entry} for entry in entries]
+    return meta
 
 
-def _without_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
-    return {**obj, "metadata": {k: v for k, v in obj.get("metadata", {}).items() if k != "managedFields"}}
+def _metadata(obj: dict[str, Any], managers: bool = False) -> dict[str, Any]:
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": _meta(obj, managers)}
+
+
+def _without_managed_fields(obj: dict[str, Any], managers: bool = False) -> dict[str, Any]:
+    return {**obj, "metadata": _meta(obj, managers)}
 
 
 # The API server answers a list with the objects' metadata only: a CRD list is megabytes of schema otherwise.
@@ -165,8 +181,11 @@ def _metadata_list(svc: K8sService, query: dict[str, Any], selectors: list[str])
     # PartialObjectMetadata items name their own kind, not the object's.
     api_version = query.get("api_version", "v1")
     items = found.get("items") or []
+    managers = bool(query.get("managed_fields"))
     return {
-        "resources": [{**_metadata(item), "apiVersion": api_version, "kind": query["kind"]} for item in items],
+        "resources": [
+            {**_metadata(item, managers), "apiVersion": api_version, "kind": query["kind"]} for item in items
+        ],
         "api_found": True,
     }
 
@@ -255,7 +274,11 @@ def main() -> None:
                 release = _release(resources)
                 results.append({"item": query, "api_found": found["api_found"], "resources": [], "release": release})
                 continue
-            resources = [_metadata(obj) if metadata_only else _without_managed_fields(obj) for obj in resources]
+            managers = bool(query.get("managed_fields"))
+            resources = [
+                _metadata(obj, managers) if metadata_only else _without_managed_fields(obj, managers)
+                for obj in resources
+            ]
             resources = _kept(query, resources)
             results.append({"item": query, "api_found": found["api_found"], "resources": resources})
     # What the client raises when the API server cannot be reached or refuses the call (urllib3, ssl and socket

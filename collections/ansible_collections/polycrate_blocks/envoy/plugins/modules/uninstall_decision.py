@@ -60,6 +60,16 @@ remove_crds:
   description: Whether the CRDs go too (C(uninstall.remove_crds)).
   returned: success
   type: bool
+crd_settings:
+  description: >-
+    With C(uninstall.remove_crds), the CRD settings the CRDs to delete are read by: without the Gateway API
+    CRDs when another owner marked one of them (C(lifecycle.crd_owners.removal)).
+  returned: success
+  type: dict
+crds_kept:
+  description: Which CRDs C(uninstall.remove_crds) keeps and why ("" when none).
+  returned: success
+  type: str
 delete_namespace:
   description: Whether the namespace is removed (only one that carries the ownership labels, so the block created it).
   returned: success

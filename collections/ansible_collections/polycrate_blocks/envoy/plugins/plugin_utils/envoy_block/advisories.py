@@ -34,6 +34,28 @@ class Advisory:
     variant: str = ""  # a tag prefix the row applies to only (an image variant); empty: every tag
 
 
+# The rows the block acts on besides warning: the EnvoyProxy guard warns when switched off on a controller
+# without these fixes (components/tenant_guards.py), and a controller with the patch fix gets its
+# EnvoyProxyPatch runtime flag turned off (components/controller.py). Their first fixed version is the one
+# place that says which releases have them (`fixes`).
+ENVOY_PROXY_COLLISIONS = Advisory(
+    ENVOY_GATEWAY,
+    "EnvoyProxy collisions with the controller (v1.9.2 security fix)",
+    "a tenant's EnvoyProxy in ControllerNamespace mode may reuse the controller's names (envoy-gateway, "
+    "envoy-gateway-config), its or certgen's service account, and volumes or env references to its "
+    "Secret and ConfigMap",
+    "v1.9.2",
+    "envoyproxy/gateway release-notes/v1.9.2.yaml",
+)
+ENVOY_PROXY_PATCH = Advisory(
+    ENVOY_GATEWAY,
+    "EnvoyProxy patch with the controller's privileges (v1.9.2 security fix)",
+    "EnvoyProxy patch fields are applied with the controller's more privileged service account when "
+    "tenants author EnvoyProxy (v1.9.2 adds the EnvoyProxyPatch runtime flag to turn them off)",
+    "v1.9.2",
+    "envoyproxy/gateway release-notes/v1.9.2.yaml",
+)
+
 TABLE: tuple[Advisory, ...] = (
     Advisory(
         ENVOY_GATEWAY,
@@ -50,23 +72,8 @@ TABLE: tuple[Advisory, ...] = (
         "v1.9.1",
         "envoyproxy/gateway release-notes/v1.9.1.yaml",
     ),
-    Advisory(
-        ENVOY_GATEWAY,
-        "EnvoyProxy collisions with the controller (v1.9.2 security fix)",
-        "a tenant's EnvoyProxy in ControllerNamespace mode may reuse the controller's names (envoy-gateway, "
-        "envoy-gateway-config), its or certgen's service account, and volumes or env references to its "
-        "Secret and ConfigMap",
-        "v1.9.2",
-        "envoyproxy/gateway release-notes/v1.9.2.yaml",
-    ),
-    Advisory(
-        ENVOY_GATEWAY,
-        "EnvoyProxy patch with the controller's privileges (v1.9.2 security fix)",
-        "EnvoyProxy patch fields are applied with the controller's more privileged service account when "
-        "tenants author EnvoyProxy (v1.9.2 adds the EnvoyProxyPatch runtime flag to turn them off)",
-        "v1.9.2",
-        "envoyproxy/gateway release-notes/v1.9.2.yaml",
-    ),
+    ENVOY_PROXY_COLLISIONS,
+    ENVOY_PROXY_PATCH,
     Advisory(
         ENVOY_GATEWAY,
         "TokenReview panic",
@@ -147,6 +154,13 @@ def _older(found: tuple[int, int, int, bool], than: str) -> bool:
     if other is None:
         raise ValueError(f"not a version in the advisory table: {than!r}")
     return found[:3] < other[:3] or (found[:3] == other[:3] and found[3])
+
+
+def fixes(row: Advisory, tag: str) -> bool | None:
+    """Whether `tag` carries `row`'s fix (is not affected by it); None when the tag names no version."""
+    if version(tag) is None:
+        return None
+    return not affecting(row.product, tag, (row,))
 
 
 def affecting(product: str, tag: str, table: Iterable[Advisory] = TABLE) -> list[Advisory]:

@@ -19,7 +19,7 @@ from typing import Any
 
 import jsonschema
 
-from . import attachments, body_buffer, formats, inputs
+from . import attachments, body_buffer, crds, formats, inputs
 from .components import (
     controller,
     gateway,
@@ -40,6 +40,7 @@ __all__ = ["CHECKS", "Config", "ConfigError", "Problem", "apply_defaults", "load
 # Problems are sorted by path in the end, so only the warnings follow this order (the order they always had).
 CHECKS: tuple[Callable[[Mapping[str, Any], Mapping[str, Any]], Checked], ...] = (
     controller.check,
+    crds.check,
     gatewayclasses.check,
     traffic_policies.check,
     attachments.check,

@@ -21,18 +21,21 @@ from typing import Any
 import yaml
 
 from . import GATEWAY_API_VERSION
-from .model import Config
+from .model import Checked, Config, Problem
 from .plan import DIGEST_ANNOTATION, with_digest
 from .release import semver
 
 
 @dataclass(frozen=True)
 class GatewayApiCrds:
-    """gateway_api_crds.*: whether the block installs Gateway API's CRDs, which channel, which release."""
+    """gateway_api_crds.*: whether the block installs Gateway API's CRDs, which channel, which release (the
+    bundle of the configured Envoy Gateway release), and whether install may apply them over another owner's
+    (take_ownership, lifecycle/crd_owners.py)."""
 
     install: bool
     channel: str
     version: str
+    take_ownership: bool = False
 
 
 @dataclass(frozen=True)
@@ -54,9 +57,7 @@ class CrdSettings:
 
     @property
     def chart_values(self) -> dict[str, Any]:
-        """gateway-crds-helm's values: the Gateway API CRDs of the channel (or none), Envoy Gateway's always."""
-        gateway_api = {"enabled": self.gateway_api.install, "channel": self.gateway_api.channel}
-        return {"crds": {"gatewayAPI": gateway_api, "envoyGateway": {"enabled": True}}}
+        return chart_values(self.gateway_api.install, self.gateway_api.channel)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -65,18 +66,60 @@ class CrdSettings:
         return {**out, "chart_values": self.chart_values, "remove_on_uninstall": remove}
 
 
+def chart_values(gateway_api_install: bool, channel: str) -> dict[str, Any]:
+    """gateway-crds-helm's values: the Gateway API CRDs of the channel (or none), Envoy Gateway's always."""
+    gateway_api = {"enabled": gateway_api_install, "channel": channel}
+    return {"crds": {"gatewayAPI": gateway_api, "envoyGateway": {"enabled": True}}}
+
+
+def without_gateway_api(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The plan's `crds` settings (CrdSettings.to_dict) with the Gateway API CRDs left out: what install reads,
+    stamps and applies when another owner's are left alone (lifecycle.crd_owners)."""
+    gateway_api = {**settings["gateway_api"], "install": False}
+    return {**settings, "gateway_api": gateway_api, "chart_values": chart_values(False, str(gateway_api["channel"]))}
+
+
+# The Gateway API bundle each Envoy Gateway minor line ships in gateway-crds-helm (v1.8: v1.5.1, v1.9: v1.6.1):
+# what another owner's CRDs must be at least for the configured release.
+GATEWAY_API_OF_RELEASE = {(1, 8): "v1.5.1", (1, 9): GATEWAY_API_VERSION}
+
+
+def gateway_api_version(envoy_gateway_version: str) -> str:
+    """The Gateway API release the configured Envoy Gateway release needs (the newest known line's when the
+    version is unknown or newer)."""
+    version = semver(envoy_gateway_version)
+    return GATEWAY_API_OF_RELEASE.get(version[:2], GATEWAY_API_VERSION) if version else GATEWAY_API_VERSION
+
+
 def settings(config: Config) -> CrdSettings:
     return CrdSettings(
         gateway_api=GatewayApiCrds(
             install=bool(config.get("gateway_api_crds.install")),
             channel=str(config.get("gateway_api_crds.channel")),
-            version=GATEWAY_API_VERSION,
+            version=gateway_api_version(str(config.get("chart.version"))),
+            take_ownership=bool(config.get("gateway_api_crds.take_ownership")),
         ),
         envoy_gateway=EnvoyGatewayCrds(version=str(config.get("chart.version"))),
         directory=str(config.get("crds.directory")),
         chart_url=str(config.get("crds.chart_url")),
         remove_on_uninstall=bool(config.get("uninstall.remove_crds")),
     )
+
+
+def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
+    """take_ownership applies the block's Gateway API CRDs over another owner's: it needs the block to apply
+    them at all."""
+    gateway_api = values["gateway_api_crds"]
+    problems: list[Problem] = []
+    if gateway_api["take_ownership"] and not gateway_api["install"]:
+        problems.append(
+            Problem(
+                "config.gateway_api_crds.take_ownership",
+                "applies the block's Gateway API CRDs over another owner's, but gateway_api_crds.install is false "
+                "(the block applies none); set install: true to take them over, or remove take_ownership",
+            )
+        )
+    return problems, []
 
 
 GATEWAY_API_STANDARD = tuple(

@@ -1,4 +1,6 @@
-"""gateway-helm release: chart reference and values (the controller itself is Helm's to render)."""
+"""gateway-helm release: chart reference and values (the controller itself is Helm's to render), with the
+controller's day-2 settings (controller.replicas, resources, node_selector, tolerations, priority_class_name)
+shaped and checked like the proxies' (placement.py) and put where gateway-helm v1.8/v1.9 reads them."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from .. import ENVOY_GATEWAY_VERSION, advisories, images, labels
+from .. import ENVOY_GATEWAY_VERSION, advisories, images, labels, placement
 from ..model import Checked, Config, Problem
 
 RELEASE_NAME = "envoy-gateway"
@@ -54,16 +56,81 @@ def values(config: Config) -> dict[str, Any]:
                 "envoyProxy": {"image": images.reference(config.get("image.proxy"))},
             },
         },
-        "deployment": {"pod": {"labels": pod_labels}},
+        "deployment": _deployment(config, pod_labels),
+        **_disruption_budget(config),
+        **_certgen(config),
         "config": {
             "envoyGateway": {
                 "provider": {
                     "type": "Kubernetes",
-                    "kubernetes": {"deploy": {"type": config.get("deploy_type")}},
+                    "kubernetes": {"deploy": {"type": config.get("deploy_type")}, **_leader_election(config)},
                 },
+                **runtime_flags(config),
             },
         },
     }
+
+
+def _deployment(config: Config, pod_labels: dict[str, str]) -> dict[str, Any]:
+    """gateway-helm's `deployment`: replicas, the container's resources, and the pods' placement."""
+    settings = config.get("controller")
+    pod: dict[str, Any] = {"labels": pod_labels, **_placement(settings)}
+    deployment: dict[str, Any] = {
+        "replicas": settings["replicas"],
+        "envoyGateway": {"resources": placement.resources(settings["resources"])},
+        "pod": pod,
+    }
+    if settings["priority_class_name"]:
+        deployment["priorityClassName"] = settings["priority_class_name"]
+    return deployment
+
+
+def _placement(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """nodeSelector and tolerations, as the chart takes them for the controller's pods and certgen's job."""
+    out: dict[str, Any] = {}
+    if settings["node_selector"]:
+        out["nodeSelector"] = dict(sorted(settings["node_selector"].items()))
+    if settings["tolerations"]:
+        out["tolerations"] = placement.tolerations(settings["tolerations"])
+    return out
+
+
+def _certgen(config: Config) -> dict[str, Any]:
+    """certgen's job runs where the controller's pods may (a node pool of its own, tainted: helm waits for
+    the job, which would stay Pending anywhere else)."""
+    placed = _placement(config.get("controller"))
+    return {"certgen": {"job": placed}} if placed else {}
+
+
+def highly_available(config: Config) -> bool:
+    return int(config.get("controller.replicas")) >= 2
+
+
+def _disruption_budget(config: Config) -> dict[str, Any]:
+    """With 2 or more replicas, a drain evicts one controller pod at a time (the chart renders the budget
+    for maxUnavailable >= 1; its minAvailable default 0 renders none)."""
+    return {"podDisruptionBudget": {"maxUnavailable": 1}} if highly_available(config) else {}
+
+
+def _leader_election(config: Config) -> dict[str, Any]:
+    """Leader election is Envoy Gateway's default; with 2 or more replicas the block says so, so that a
+    chart whose defaults change cannot leave two replicas writing at once."""
+    return {"leaderElection": {"disable": False}} if highly_available(config) else {}
+
+
+# The runtime flag Envoy Gateway v1.9.2 added to stop applying EnvoyProxy `patch` fields (with the controller's
+# privileges); v1.9.1 does not know it.
+ENVOY_PROXY_PATCH_FLAG = "EnvoyProxyPatch"
+
+
+def runtime_flags(config: Config) -> dict[str, Any]:
+    """The EnvoyGateway config's runtimeFlags: with tenant_guards.envoy_proxy (which refuses patches at
+    admission) on a controller release that has the flag (one that carries advisories.ENVOY_PROXY_PATCH's
+    fix), the controller also ignores them: EnvoyProxy objects that predate the guard keep none."""
+    tag = str(config.get("image.controller.tag"))
+    if config.get("tenant_guards.envoy_proxy") and advisories.fixes(advisories.ENVOY_PROXY_PATCH, tag):
+        return {"runtimeFlags": {"disabled": [ENVOY_PROXY_PATCH_FLAG]}}
+    return {}
 
 
 @dataclass(frozen=True)
@@ -128,13 +195,28 @@ def settings(config: Config) -> ControllerSettings:
     )
 
 
+# controller.* keys that shape the Deployment gateway-helm renders: nothing to render them into without it.
+DEPLOYMENT_KEYS = ("replicas", "resources", "node_selector", "tolerations", "priority_class_name")
+
+
 def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
-    """Registry credentials for the chart come as a pair (their values are never echoed)."""
+    """Registry credentials for the chart come as a pair (their values are never echoed); the controller's
+    tolerations obey the API server's rules (placement.py, as the proxies'); its Deployment settings need
+    the block to install the controller."""
     auth = values["chart"]["auth"]
     problems: list[Problem] = []
     if bool(auth["username"]) != bool(auth["password"]):
         problems.append(Problem("config.chart.auth", "set both username and password, or neither"))
-    return problems, advisory_warnings(values)
+    settings = values["controller"]
+    problems += placement.toleration_problems("config.controller.tolerations", settings["tolerations"])
+    warnings = advisory_warnings(values)
+    ignored = [key for key in DEPLOYMENT_KEYS if key in (raw.get("controller") or {})]
+    if ignored and not settings["install"]:
+        warnings.append(
+            f"config.controller: {', '.join(ignored)} ignored with controller.install: false (the block renders no "
+            "controller); set them where the controller is installed"
+        )
+    return problems, warnings
 
 
 SECURITY_DOC = "docs/security.md#known-vulnerable-releases"

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .. import images, labels, loadbalancer
+from .. import images, labels, loadbalancer, placement
 from ..model import Checked, Config, Problem
 from ..plan import Phase, Step
 from .gateway import proxy_protocol_scope
@@ -35,11 +35,6 @@ ACCESS_LOG_FIELDS = {
     "request_id": "%REQ(X-REQUEST-ID)%",
     "route_name": "%ROUTE_NAME%",
 }
-
-
-def _resources(config: Config) -> dict[str, Any]:
-    spec = config.get("data_plane.resources")
-    return {part: dict(sorted(spec[part].items())) for part in ("requests", "limits") if spec.get(part)}
 
 
 def _service(config: Config, shared: bool) -> dict[str, Any]:
@@ -87,7 +82,7 @@ def _pod(config: Config, class_name: str) -> dict[str, Any]:
     if data_plane["node_selector"]:
         pod["nodeSelector"] = dict(sorted(data_plane["node_selector"].items()))
     if data_plane["tolerations"]:
-        pod["tolerations"] = [_toleration(t) for t in data_plane["tolerations"]]
+        pod["tolerations"] = placement.tolerations(data_plane["tolerations"])
     if data_plane["priority_class_name"]:
         pod["priorityClassName"] = data_plane["priority_class_name"]
     spread = data_plane["topology_spread"]
@@ -109,14 +104,6 @@ def _pod(config: Config, class_name: str) -> dict[str, Any]:
     return pod
 
 
-def _toleration(item: Mapping[str, Any]) -> dict[str, Any]:
-    names = {"key": "key", "operator": "operator", "value": "value", "effect": "effect"}
-    out = {names[k]: v for k, v in item.items() if k in names}
-    if "toleration_seconds" in item:
-        out["tolerationSeconds"] = item["toleration_seconds"]
-    return out
-
-
 def _strategy(kind: str) -> dict[str, Any]:
     """Rolling updates add new proxies before removing old ones, so a fleet never runs below its size."""
     surge = "25%" if kind == "Deployment" else 1
@@ -125,7 +112,7 @@ def _strategy(kind: str) -> dict[str, Any]:
 
 def _workload(config: Config, class_name: str) -> tuple[str, dict[str, Any]]:
     container: dict[str, Any] = {"image": images.reference(config.get("image.proxy"))}
-    resources = _resources(config)
+    resources = placement.resources(config.get("data_plane.resources"))
     if resources:
         container["resources"] = resources
     kind = config.get("data_plane.kind")
@@ -231,7 +218,8 @@ def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
     if data_plane["kind"] == "DaemonSet" and "replicas" in raw.get("data_plane", {}):
         warnings.append("config.data_plane.replicas: ignored with data_plane.kind DaemonSet (one proxy per node)")
     availability, availability_warnings = _availability_problems(data_plane, raw.get("data_plane") or {})
-    return problems + availability, warnings + availability_warnings
+    placed = placement.toleration_problems("config.data_plane.tolerations", data_plane["tolerations"])
+    return problems + availability + placed, warnings + availability_warnings
 
 
 _DURATION_PART = re.compile(r"([0-9]+)(h|ms|m|s)")

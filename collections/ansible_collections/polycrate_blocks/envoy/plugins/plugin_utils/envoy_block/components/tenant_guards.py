@@ -6,9 +6,10 @@ Gateway ignores Backends unless its extensionApis.enableBackend is on (the block
 holds the day someone turns it on.
 
 `tenant_guards.envoy_proxy`: EnvoyProxy objects only in the block's namespace, with no `patch` fields, and no
-names, service accounts, volumes or env references that are the controller's. Envoy Gateway v1.9.2 closed
-the collisions in its own code and added the EnvoyProxyPatch runtime flag; v1.9.1, the newest release
-obtainable here, has neither, so the API server refuses them instead.
+names, service accounts, volumes or env references that are the controller's, nor names of the WAF's (which
+shares that namespace: a proxy fleet under its name would overwrite its Deployment or Service). Envoy Gateway
+v1.9.2 closed the collisions in its own code and added the EnvoyProxyPatch runtime flag; v1.9.1, the newest
+release obtainable here, has neither, so the API server refuses them instead.
 
 Who may still write EnvoyProxy objects: whoever may write in the block's namespace (the controller's). The
 block's own EnvoyProxies obey every rule (tests/unit/test_tenant_guards.py renders them and evaluates the
@@ -24,7 +25,7 @@ from typing import Any
 from .. import advisories, proxy_ports
 from ..model import Checked, Config
 from ..plan import Phase, Step
-from . import admission, controller
+from . import admission, controller, waf
 
 ENVOY_PROXY_RESOURCE = admission.Resource("gateway.envoyproxy.io", "v1alpha1", "envoyproxies")
 K = "object.spec.provider.kubernetes"
@@ -98,7 +99,8 @@ def _references() -> str:
 def envoy_proxy_guard(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
     """ValidatingAdmissionPolicy + binding: deny EnvoyProxy objects a tenant could escalate through."""
     namespace = config.get("namespace")
-    names = controller.reserved_names()
+    reserved = controller.reserved_names()
+    names = {**reserved, "names": (*reserved["names"], *waf.reserved_names(config))}
     patch = " || ".join(f"({_has(key + '.patch')})" for key in PATCHED)
     named = " || ".join(f"({_has(key + '.name')} && {K}.{key}.name in variables.names)" for key in NAMED)
     shown = ", ".join(names["names"])
@@ -118,9 +120,9 @@ def envoy_proxy_guard(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
         ),
         admission.Rule(
             f"!variables.kube || !({named})",
-            f"spec.provider.kubernetes.*.name reuses a name of the Envoy Gateway controller ({shown}): the "
-            "controller would overwrite its own Deployment, Service or service account with the proxies'. "
-            "Choose another name, or leave it out (Envoy Gateway names the proxies' resources itself).",
+            f"spec.provider.kubernetes.*.name reuses a name of the Envoy Gateway controller or the WAF ({shown}): "
+            "the controller would overwrite its own or the WAF's Deployment, Service or service account with the "
+            "proxies'. Choose another name, or leave it out (Envoy Gateway names the proxies' resources itself).",
         ),
         admission.Rule(
             _references(),
@@ -223,15 +225,15 @@ def build(config: Config) -> list[Step]:
 
 
 def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
-    """Switched off on a controller without v1.9.2's own EnvoyProxy checks: say what is then open."""
+    """Switched off on a controller without Envoy Gateway's own EnvoyProxy checks (advisories.
+    ENVOY_PROXY_COLLISIONS): say what is then open."""
     guards = values["tenant_guards"]
     warnings = []
     controller_tag = str(values["image"]["controller"]["tag"])
-    fixed = advisories.version("v1.9.2")
-    running = advisories.version(controller_tag)
-    if not guards["envoy_proxy"] and running is not None and fixed is not None and running[:3] < fixed[:3]:
+    row = advisories.ENVOY_PROXY_COLLISIONS
+    if not guards["envoy_proxy"] and advisories.fixes(row, controller_tag) is False:
         warnings.append(
-            f"config.tenant_guards.envoy_proxy: false on Envoy Gateway {controller_tag}, which lacks v1.9.2's "
+            f"config.tenant_guards.envoy_proxy: false on Envoy Gateway {controller_tag}, which lacks {row.fixed}'s "
             "EnvoyProxy checks: anyone who may write an EnvoyProxy can run proxies with the controller's names, "
             "Secrets or patches (docs/security.md#tenant-envoyproxy-objects); keep it true unless only the "
             "platform team can write EnvoyProxy objects"

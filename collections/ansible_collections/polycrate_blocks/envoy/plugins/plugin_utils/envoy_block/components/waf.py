@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from .. import advisories, body_buffer, images, labels, seclang, waf_exclusions
+from .. import advisories, body_buffer, images, labels, placement, seclang, waf_exclusions
 from ..model import Checked, Config, Problem
 from ..plan import Phase, Step
 from . import admission
@@ -44,6 +44,17 @@ EEP_RESOURCE = admission.Resource("gateway.envoyproxy.io", "v1alpha1", "envoyext
 
 def name(config: Config) -> str:
     return f"{config.block_name}-waf"
+
+
+# The WAF's pods name no service account: they run as the namespace's `default` one (with no API token).
+SERVICE_ACCOUNT = "default"
+
+
+def reserved_names(config: Config) -> tuple[str, ...]:
+    """The WAF's names in the block's namespace that no EnvoyProxy may reuse (tenant_guards.envoy_proxy): its
+    Deployment, Service, ConfigMap and disruption budget (one name) and the service account its pods run as.
+    Reserved whether or not waf.enabled, so enabling it later never meets a proxy fleet under its name."""
+    return (name(config), SERVICE_ACCOUNT)
 
 
 def selector(config: Config) -> dict[str, str]:
@@ -105,11 +116,7 @@ def deployment(config: Config) -> dict[str, Any]:
     # The settings' hash in the pod template: changed rules roll the pods, unchanged ones never do.
     checksum = hashlib.sha256(config_map(config)["data"][CONFIG_FILE].encode()).hexdigest()[:16]
     probe = {"grpc": {"port": GRPC_PORT}, "periodSeconds": 10, "failureThreshold": 3}
-    resources = {
-        part: dict(sorted(waf["resources"][part].items()))
-        for part in ("requests", "limits")
-        if waf["resources"].get(part)
-    }
+    resources = placement.resources(waf["resources"])
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",

@@ -13,7 +13,16 @@ from .install import (
     install_state,
     unchanged,
 )
-from .ownership import OWNED_KINDS, THIRD_PARTY, leftovers, owned_kinds, owns, ref, third_party_kinds
+from .ownership import (
+    OWNED_KINDS,
+    THIRD_PARTY,
+    block_field_manager,
+    leftovers,
+    owned_kinds,
+    owns,
+    ref,
+    third_party_kinds,
+)
 from .status import (
     MONITORING_KINDS,
     PROXY_SELECTOR,
@@ -56,6 +65,7 @@ __all__ = [
     "StatusReport",
     "UninstallDecision",
     "UninstallObserved",
+    "block_field_manager",
     "decide_install",
     "decide_uninstall",
     "gateway_line",

@@ -9,7 +9,8 @@ from typing import Any
 from ..plan import DIGEST_ANNOTATION
 from ..release import differences as release_differences
 from ..release import image_problems, installed_version, upgrade_step
-from .ownership import leftovers, owned_kinds, owns, ref, third_party_kinds
+from . import crd_owners
+from .ownership import block_field_manager, leftovers, owned_kinds, owns, ref, third_party_kinds
 from .status import proxies_query, rollout_lines
 
 # Kinds whose status install reads with the cluster's state: a no-change run that finds them settled
@@ -53,7 +54,13 @@ def install_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
     selector = list(plan["ownership_selector"])
     queries: list[dict[str, Any]] = [
         {"api_version": "v1", "kind": "Namespace", "name": plan["namespace"]["name"], "purpose": "namespace"},
-        {"api_version": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "purpose": "crds"},
+        # With their managedFields' managers: who else applied them (lifecycle.crd_owners).
+        {
+            "api_version": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "purpose": "crds",
+            "managed_fields": True,
+        },
     ]
     # Whole objects: install compares each with the plan's (`unchanged`); none of these kinds is a Secret.
     queries += [{**q, "label_selectors": selector, "purpose": "owned", "metadata_only": False} for q in owned_kinds()]
@@ -119,7 +126,7 @@ def _namespace_apply(plan: Mapping[str, Any], live: Mapping[str, Any] | None) ->
 
 @dataclass(frozen=True)
 class InstallObserved:
-    """What install_lookups found, by purpose."""
+    """What install_lookups found, by purpose (the CRDs' metadata with their managedFields' managers)."""
 
     namespace: Mapping[str, Any] | None
     crds: tuple[Mapping[str, Any], ...]
@@ -158,9 +165,13 @@ class InstallObserved:
 @dataclass(frozen=True)
 class InstallDecision:
     """What install decides from its one read before it writes anything:
-    `problems` (why it must stop, each with what to do: kinds not served, a namespace it may not create),
+    `problems` (why it must stop, each with what to do: kinds not served, a namespace it may not create,
+    Gateway API CRDs of another owner that are older than the release needs),
     `namespace_exists`, `namespace_apply`, `crds` (the live CRDs' metadata, for `crds.stale`),
-    `crds_current` (as given: the cluster holds every CRD of the configured source), `helm_changes` (why
+    `crds_current` (as given: the cluster holds every CRD of the configured source), `crd_owners` (whose
+    the Gateway API CRDs are and what install does with them: lifecycle.crd_owners), `crd_settings` (the
+    plan's CRD settings install reads and applies: without the Gateway API CRDs when another owner's are
+    left alone), `helm_changes` (why
     the release differs from the plan's: empty when helm would change nothing), `helm_needed`,
     `controller_ready`, `settled` (the controller Available and every planned GatewayClass and Gateway
     holding its wait condition for its current generation: a run that then changes nothing need not
@@ -176,6 +187,8 @@ class InstallDecision:
     namespace_apply: bool
     crds: tuple[Mapping[str, Any], ...]
     crds_current: bool
+    crd_owners: Mapping[str, Any]
+    crd_settings: Mapping[str, Any]
     helm_changes: tuple[str, ...]
     helm_needed: bool
     controller_ready: bool
@@ -190,10 +203,18 @@ class InstallDecision:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
 
-def decide_install(plan: Mapping[str, Any], observed: InstallObserved, crds_current: bool) -> InstallDecision:
-    """What install must do, decided from its one read before it writes anything (see InstallDecision)."""
+def decide_install(
+    plan: Mapping[str, Any],
+    observed: InstallObserved,
+    crds_current: bool,
+    crd_ownership: crd_owners.CrdOwnership | None = None,
+) -> InstallDecision:
+    """What install must do, decided from its one read before it writes anything (see InstallDecision).
+    `crd_ownership`: crd_owners.ownership of the CRDs as read (decided here for the default field manager
+    when not given)."""
     namespace, release, deployment = observed.namespace, observed.release, observed.controller
-    problems = []
+    owners = crd_ownership or crd_owners.ownership(plan, observed.crds, block_field_manager(plan))
+    problems = [owners.message] if owners.outcome == "refuse" else []
     missing = observed.missing_kinds
     if missing:
         needs = "; ".join(dict.fromkeys(str(m["needs"]) for m in missing))
@@ -230,6 +251,8 @@ def decide_install(plan: Mapping[str, Any], observed: InstallObserved, crds_curr
         namespace_apply=_namespace_apply(plan, namespace),
         crds=observed.crds,
         crds_current=crds_current,
+        crd_owners=owners.to_dict(),
+        crd_settings=crd_owners.settings(plan, owners),
         helm_changes=tuple(helm_changes),
         helm_needed=install and bool(helm_changes),
         controller_ready=controller_ready,
@@ -249,5 +272,6 @@ def decide_install(plan: Mapping[str, Any], observed: InstallObserved, crds_curr
 
 
 def install_state(results: Iterable[Mapping[str, Any]], plan: Mapping[str, Any], crds_current: bool) -> dict[str, Any]:
-    """decide_install from install_lookups' results, as plain data (what the install_state action returns)."""
+    """decide_install from install_lookups' results, as plain data (what the install_state action returns
+    for the default field manager)."""
     return decide_install(plan, InstallObserved.from_results(results), crds_current).to_dict()

@@ -88,3 +88,9 @@ def third_party_kinds(plan: Mapping[str, Any]) -> list[dict[str, str]]:
                 "needs": THIRD_PARTY[group],
             }
     return [out[key] for key in sorted(out)]
+
+
+def block_field_manager(plan: Mapping[str, Any]) -> str:
+    """The field manager install applies with by default (envoy_apply_field_manager: polycrate-<block name>):
+    what else applied the Gateway API CRDs is another owner (crd_owners)."""
+    return f"polycrate-{plan['ownership_labels']['app.kubernetes.io/instance']}"

@@ -7,7 +7,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .ownership import leftovers, owned_kinds, owns
+from . import crd_owners
+from .ownership import block_field_manager, leftovers, owned_kinds, owns
 
 
 def tenant_gateways(
@@ -72,9 +73,18 @@ def uninstall_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Everything uninstall reads before it removes anything, for one k8s_list run, each query tagged with its
     `purpose`: the objects this instance owns (by its ownership labels), every Gateway (a tenant's on one of
     the block's classes stops uninstall), the controller's Deployment (it must run to remove the proxies) and
-    the namespace (removed only when it carries the ownership labels)."""
+    the namespace (removed only when it carries the ownership labels); with uninstall.remove_crds, the CRDs'
+    metadata and managers (another owner's Gateway API CRDs are kept: crd_owners.removal)."""
     selector = list(plan["ownership_selector"])
+    crd_query = {
+        "api_version": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "purpose": "crds",
+        "metadata_only": True,
+        "managed_fields": True,
+    }
     return [
+        *([crd_query] if plan["crds"]["remove_on_uninstall"] else []),
         *({**q, "label_selectors": selector, "purpose": "owned", "metadata_only": True} for q in owned_kinds()),
         {"api_version": "gateway.networking.k8s.io/v1", "kind": "Gateway", "purpose": "gateways"},
         {
@@ -96,10 +106,12 @@ class UninstallObserved:
     gateways: tuple[Mapping[str, Any], ...]
     controller: Mapping[str, Any] | None
     namespace: Mapping[str, Any] | None
+    crds: tuple[Mapping[str, Any], ...] = ()
 
     @classmethod
     def from_results(cls, results: Iterable[Mapping[str, Any]]) -> UninstallObserved:
-        by: dict[str, list[Mapping[str, Any]]] = {p: [] for p in ("owned", "gateways", "controller", "namespace")}
+        purposes = ("owned", "gateways", "controller", "namespace", "crds")
+        by: dict[str, list[Mapping[str, Any]]] = {p: [] for p in purposes}
         for result in results:
             by[str(result["item"]["purpose"])] += list(result.get("resources") or [])
         return cls(
@@ -107,10 +119,11 @@ class UninstallObserved:
             gateways=tuple(by["gateways"]),
             controller=next(iter(by["controller"]), None),
             namespace=next(iter(by["namespace"]), None),
+            crds=tuple(by["crds"]),
         )
 
     def with_controller(self, controller: Mapping[str, Any] | None) -> UninstallObserved:
-        return UninstallObserved(self.owned, self.gateways, controller, self.namespace)
+        return UninstallObserved(self.owned, self.gateways, controller, self.namespace, self.crds)
 
 
 @dataclass(frozen=True)
@@ -131,6 +144,10 @@ class UninstallDecision:
     others: tuple[dict[str, Any], ...] = ()
     uninstall_helm: bool = False
     remove_crds: bool = False
+    # With remove_crds: the CRD settings (plan.crds' shape) the CRDs to delete are read by, and what is kept
+    # and why (another owner's Gateway API CRDs: crd_owners.removal).
+    crd_settings: Mapping[str, Any] | None = None
+    crds_kept: str = ""
     delete_namespace: bool = False
     # k8s_list queries: the pods left in that namespace, waited for before it is deleted. The namespace
     # controller, finding pods still terminating, looks again only after their grace period (Envoy Gateway
@@ -147,6 +164,8 @@ class UninstallDecision:
             "others": list(self.others),
             "uninstall_helm": self.uninstall_helm,
             "remove_crds": self.remove_crds,
+            "crd_settings": dict(self.crd_settings or {}),
+            "crds_kept": self.crds_kept,
             "delete_namespace": self.delete_namespace,
             "namespace_pods": list(self.namespace_pods),
         }
@@ -200,13 +219,19 @@ def decide_uninstall(
         )
     delete_namespace = owns(observed.namespace, labels)
     namespace = plan["namespace"]["name"]
+    remove_crds = bool(plan["crds"]["remove_on_uninstall"])
+    crd_settings, kept = (
+        crd_owners.removal(plan, observed.crds, block_field_manager(plan)) if remove_crds else (dict(plan["crds"]), "")
+    )
     return UninstallDecision(
         gateways=tuple(r["ref"] for r in gateways),
         proxy_services=tuple(proxy_queries(owned, services_only=True)) if wait else (),
         proxies=tuple(proxy_queries(owned)),
         others=tuple(r["ref"] for r in owned if r["kind"] != "Gateway"),
         uninstall_helm=bool(plan["controller"]["install"]),
-        remove_crds=bool(plan["crds"]["remove_on_uninstall"]),
+        remove_crds=remove_crds,
+        crd_settings=crd_settings,
+        crds_kept=kept,
         delete_namespace=delete_namespace,
         namespace_pods=({"api_version": "v1", "kind": "Pod", "namespace": namespace},)
         if delete_namespace and wait
