@@ -190,6 +190,15 @@ MUTATIONS = (
         ("tests/unit/test_uninstall.py",),
     ),
     Mutation(
+        "install-namespace-terminating",
+        "install waits for its namespace still being deleted to be gone, or stops before any change; it never"
+        " writes into it (helm's release Secret is refused there, after the CRDs were written)",
+        f"{PKG}/lifecycle/terminating.py",
+        'return bool(namespace is not None and (namespace.get("metadata") or {}).get("deletionTimestamp"))',
+        "return False",
+        ("tests/unit/test_namespace_terminating.py",),
+    ),
+    Mutation(
         "install-previous-controller",
         "install waits until no pod of the previous controller is terminating (it would reconcile the plan under its"
         " old settings)",

@@ -12,7 +12,7 @@ from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block
 
 class ActionModule(PlanAction):
     # The connection options arrive from module_defaults (group/polycrate_blocks.envoy.k8s).
-    _VALID_ARGS = frozenset({"plan", *AUTH_ARG_SPEC})
+    _VALID_ARGS = frozenset({"plan", "namespace_waited", *AUTH_ARG_SPEC})
 
     def act(self, plan: dict[str, Any]) -> dict[str, Any]:
         connection = {k: v for k, v in self._task.args.items() if k in AUTH_ARG_SPEC}
@@ -34,7 +34,8 @@ class ActionModule(PlanAction):
             settings["gateway_api"]["channel"],
             str(settings["envoy_gateway"]["version"]),
         )
-        decision = lifecycle.decide_install(plan, observed, current)
+        waited = bool(self._task.args.get("namespace_waited", False))
+        decision = lifecycle.decide_install(plan, observed, current, waited)
         if decision.problems:
             return {
                 "failed": True,

@@ -11,6 +11,7 @@ from ..release import differences as release_differences
 from ..release import image_problems, installed_version, upgrade_step
 from .ownership import leftovers, owned_kinds, owns, ref, third_party_kinds
 from .status import proxies_query, rollout_lines
+from .terminating import decide as namespace_gate
 
 # Kinds whose status install reads with the cluster's state: a no-change run that finds them settled
 # needs no wait afterwards.
@@ -49,10 +50,16 @@ def install_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
     instance owns, whole (what prune removes: the objects this run applies are rendered, so listing before
     applying finds the same leftovers; what is unchanged; the classes' and Gateways' status), the kinds
     other components provide (served or not), and, when the block installs the controller, helm's release
-    record and the controller's Deployment."""
+    record and the controller's Deployment. The namespace whole: its status says what holds one being deleted."""
     selector = list(plan["ownership_selector"])
     queries: list[dict[str, Any]] = [
-        {"api_version": "v1", "kind": "Namespace", "name": plan["namespace"]["name"], "purpose": "namespace"},
+        {
+            "api_version": "v1",
+            "kind": "Namespace",
+            "name": plan["namespace"]["name"],
+            "purpose": "namespace",
+            "metadata_only": False,
+        },
         {"api_version": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "purpose": "crds"},
     ]
     # Whole objects: install compares each with the plan's (`unchanged`); none of these kinds is a Secret.
@@ -169,7 +176,9 @@ class InstallDecision:
     objects this run applies are rendered, so listing before applying finds the same) and `gateways` (the
     planned Gateways as read, for the summary), `upgrade` (release.upgrade_step from the controller the
     cluster runs to chart.version: a refused downgrade is one of the `problems`) and `rollout` (what is
-    still rolling, as read: the controller, proxies not yet on their Deployment's current Envoy)."""
+    still rolling, as read: the controller, proxies not yet on their Deployment's current Envoy), and
+    `namespace_wait` (lifecycle.terminating: the namespace is still being deleted, a recent uninstall's: the
+    queries to wait on until it is gone, after which install reads and decides again; empty otherwise)."""
 
     problems: tuple[str, ...]
     namespace_exists: bool
@@ -185,15 +194,20 @@ class InstallDecision:
     gateways: tuple[Mapping[str, Any], ...]
     upgrade: Mapping[str, Any]
     rollout: tuple[str, ...]
+    namespace_wait: tuple[dict[str, Any], ...]
 
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
 
-def decide_install(plan: Mapping[str, Any], observed: InstallObserved, crds_current: bool) -> InstallDecision:
-    """What install must do, decided from its one read before it writes anything (see InstallDecision)."""
+def decide_install(
+    plan: Mapping[str, Any], observed: InstallObserved, crds_current: bool, waited: bool = False
+) -> InstallDecision:
+    """What install must do, decided from its one read before it writes anything (see InstallDecision).
+    `waited`: install already waited for the namespace to be gone (this is the read after that wait)."""
     namespace, release, deployment = observed.namespace, observed.release, observed.controller
-    problems = []
+    gate = namespace_gate(plan, namespace, waited)
+    problems = [gate.problem] if gate.problem else []
     missing = observed.missing_kinds
     if missing:
         needs = "; ".join(dict.fromkeys(str(m["needs"]) for m in missing))
@@ -245,9 +259,12 @@ def decide_install(plan: Mapping[str, Any], observed: InstallObserved, crds_curr
         ),
         upgrade=upgrade,
         rollout=tuple(rollout_lines(deployment, observed.proxies)),
+        namespace_wait=gate.wait,
     )
 
 
-def install_state(results: Iterable[Mapping[str, Any]], plan: Mapping[str, Any], crds_current: bool) -> dict[str, Any]:
+def install_state(
+    results: Iterable[Mapping[str, Any]], plan: Mapping[str, Any], crds_current: bool, waited: bool = False
+) -> dict[str, Any]:
     """decide_install from install_lookups' results, as plain data (what the install_state action returns)."""
-    return decide_install(plan, InstallObserved.from_results(results), crds_current).to_dict()
+    return decide_install(plan, InstallObserved.from_results(results), crds_current, waited).to_dict()
