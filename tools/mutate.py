@@ -190,6 +190,24 @@ MUTATIONS = (
         ("tests/unit/test_uninstall.py",),
     ),
     Mutation(
+        "pull-secrets-every-pod",
+        "image.pull_secrets reach every pod the block causes (here the WAF's would pull without them)",
+        f"{PKG}/components/waf.py",
+        '**({"imagePullSecrets": secrets} if (secrets := images.pull_secrets(config)) else {}),',
+        "",
+        ("tests/unit/test_pull_secrets.py",),
+        keyword="not gateway_helm",
+    ),
+    Mutation(
+        "pull-secrets-named-once",
+        "a pull secret named twice is refused by config path (the API server would refuse the pod's list)",
+        f"{PKG}/components/controller.py",
+        "        if name in seen:",
+        "        if False:",
+        ("tests/unit/test_config_invalid.py",),
+        keyword="pull_secret",
+    ),
+    Mutation(
         "install-namespace-terminating",
         "install waits for its namespace still being deleted to be gone, or stops before any change; it never"
         " writes into it (helm's release Secret is refused there, after the CRDs were written)",

@@ -269,6 +269,16 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
         "config.gatewayclass.dedicated.name: the shared and the dedicated class need different names",
     ),
     ("auth-half", {"chart": {"auth": {"username": "robot"}}}, "config.chart.auth: set both username and password"),
+    (
+        "pull-secret-twice",
+        {"image": {"pull_secrets": ["a", "b", "a"]}},
+        "config.image.pull_secrets[2]: 'a' is listed twice; name each Secret once",
+    ),
+    (
+        "pull-secret-name",
+        {"image": {"pull_secrets": ["Reg_Cred"]}},
+        "config.image.pull_secrets[0]: 'Reg_Cred' is not valid; use a lowercase RFC 1123 subdomain",
+    ),
     ("waf-replicas", {"waf": {"enabled": True, "replicas": 1}}, "config.waf.replicas"),
     ("waf-mode", {"waf": {"mode": "log"}}, "config.waf.mode"),
     ("waf-paranoia", {"waf": {"paranoia_level": 5}}, "config.waf.paranoia_level"),

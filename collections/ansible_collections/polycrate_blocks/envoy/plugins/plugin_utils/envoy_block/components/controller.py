@@ -44,7 +44,7 @@ def values(config: Config) -> dict[str, Any]:
         "app.kubernetes.io/part-of": labels.PART_OF,
         labels.LOG_SOURCE_LABEL: labels.LOG_SOURCE,
     }
-    return {
+    out: dict[str, Any] = {
         # The block applies every CRD itself, server-side and before the release (Helm never upgrades
         # crds/); the chart's crds subchart would otherwise also render the Gateway API upgrade VAP.
         "crds": {"enabled": False},
@@ -64,6 +64,11 @@ def values(config: Config) -> dict[str, Any]:
             },
         },
     }
+    if pull_secrets := images.pull_secrets(config):
+        # The chart's highest-precedence pull secrets: the controller's and certgen's pods, and (with
+        # global.images.envoyProxy.image set) the default EnvoyProxy of Gateways without one of the block's.
+        out["global"]["imagePullSecrets"] = pull_secrets
+    return out
 
 
 @dataclass(frozen=True)
@@ -129,11 +134,19 @@ def settings(config: Config) -> ControllerSettings:
 
 
 def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
-    """Registry credentials for the chart come as a pair (their values are never echoed)."""
+    """Registry credentials for the chart come as a pair (their values are never echoed); a pull secret is
+    named once (a pod's imagePullSecrets is a list keyed by name: the API server refuses a name twice)."""
     auth = values["chart"]["auth"]
     problems: list[Problem] = []
     if bool(auth["username"]) != bool(auth["password"]):
         problems.append(Problem("config.chart.auth", "set both username and password, or neither"))
+    seen: set[str] = set()
+    for index, name in enumerate(values["image"]["pull_secrets"]):
+        if name in seen:
+            problems.append(
+                Problem(f"config.image.pull_secrets[{index}]", f"'{name}' is listed twice; name each Secret once")
+            )
+        seen.add(name)
     return problems, advisory_warnings(values)
 
 

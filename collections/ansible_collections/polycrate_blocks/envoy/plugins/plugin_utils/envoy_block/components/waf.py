@@ -137,6 +137,7 @@ def deployment(config: Config) -> dict[str, Any]:
                         for key in ("kubernetes.io/hostname", "topology.kubernetes.io/zone")
                     ],
                     "terminationGracePeriodSeconds": 15,
+                    **({"imagePullSecrets": secrets} if (secrets := images.pull_secrets(config)) else {}),
                     "containers": [
                         {
                             "name": "waf",
