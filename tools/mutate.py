@@ -208,6 +208,16 @@ MUTATIONS = (
         keyword="pull_secret",
     ),
     Mutation(
+        "waf-image-placeholder",
+        "waf-image stops before building when waf.image is the unpublished placeholder (it would push nowhere of"
+        " the user's)",
+        f"{PKG}/waf_image.py",
+        'if (image["registry"], image["repository"]) == waf.UNPUBLISHED_IMAGE:',
+        "if False:",
+        ("tests/unit/test_waf_image.py",),
+        keyword="not playbook",
+    ),
+    Mutation(
         "install-namespace-terminating",
         "install waits for its namespace still being deleted to be gone, or stops before any change; it never"
         " writes into it (helm's release Secret is refused there, after the CRDs were written)",

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from .. import ENVOY_GATEWAY_VERSION, advisories, images, labels
+from .. import ENVOY_GATEWAY_VERSION, advisories, credentials, images, labels
 from ..model import Checked, Config, Problem
 
 RELEASE_NAME = "envoy-gateway"
@@ -136,10 +136,7 @@ def settings(config: Config) -> ControllerSettings:
 def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
     """Registry credentials for the chart come as a pair (their values are never echoed); a pull secret is
     named once (a pod's imagePullSecrets is a list keyed by name: the API server refuses a name twice)."""
-    auth = values["chart"]["auth"]
-    problems: list[Problem] = []
-    if bool(auth["username"]) != bool(auth["password"]):
-        problems.append(Problem("config.chart.auth", "set both username and password, or neither"))
+    problems = credentials.pair_problems("config.chart.auth", values["chart"]["auth"])
     seen: set[str] = set()
     for index, name in enumerate(values["image"]["pull_secrets"]):
         if name in seen:

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from .. import advisories, body_buffer, images, labels, seclang, waf_exclusions
+from .. import advisories, body_buffer, credentials, images, labels, seclang, waf_exclusions
 from ..model import Checked, Config, Problem
 from ..plan import Phase, Step
 from . import admission
@@ -355,6 +355,7 @@ def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
         )
     if waf["default_policy"]["enabled"] and not waf["enabled"]:
         problems.append(Problem("config.waf.default_policy.enabled", "needs waf.enabled: true"))
+    problems += credentials.pair_problems("config.waf.image_build.auth", waf["image_build"]["auth"])
     if waf["enforce"] and not waf["enabled"]:
         problems.append(
             Problem(
