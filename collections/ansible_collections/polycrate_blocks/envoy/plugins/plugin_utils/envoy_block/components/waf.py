@@ -506,6 +506,7 @@ def unpublished_image(values: Mapping[str, Any]) -> Problem | None:
     return Problem(
         "config.waf.image",
         f"{'/'.join(UNPUBLISHED_IMAGE)} is a placeholder that was never published (pods would not start); "
-        "build the image from waf/ (waf/BUILD.md), push it to a registry your nodes pull from and set "
-        "waf.image.registry, waf.image.repository and waf.image.tag",
+        "set waf.image.registry, waf.image.repository and waf.image.tag to a registry your nodes pull from and "
+        "run the waf-image action (polycrate run envoy waf-image, or make waf-image), which builds waf/ and "
+        "pushes it there (by hand: waf/BUILD.md)",
     )
