@@ -37,7 +37,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # Progress shows as it happens, also when the output goes to a pipe or a log.
 export PYTHONUNBUFFERED := 1
 
-.PHONY: help images node-images image-test container-mode-test waf-build setup image-venv tools render bench-render test lint unit unit-go unit-image fuzz translator-gate cluster-test cluster-test-nodes node-test cluster-suite mutation-node waf-test traffic-test mutation molecule molecule-cluster waf-demo waf-efficacy waf-corpora crs-corpus bench-waf docs examples clean
+.PHONY: help images node-images image-test container-mode-test waf-build setup image-venv tools render waf-image bench-render test lint unit unit-go unit-image fuzz translator-gate cluster-test cluster-test-nodes node-test cluster-suite mutation-node waf-test traffic-test mutation molecule molecule-cluster waf-demo waf-efficacy waf-corpora crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -124,14 +124,23 @@ tools: | $(LIBSECCOMP) $(PKG_CONFIG)
 setup: $(STAMP) $(WAF_STAMP) $(IMAGE_STAMP) $(WAF_BINARY) tools $(REGISTRY) $(CURL) $(OCI_DEPS) $(DOCKERD) \
   $(NODE_DEPS)
 
+# The block's playbook $(1) on block.config (block.poly defaults, merged with CONFIG like Polycrate does), as its
+# action runs it. The snapshot can hold credentials (chart.auth, waf.image_build.auth), so it lives in a private
+# temp file (mktemp: 0600), removed afterwards, never in artifacts.
+action = snap=$$(mktemp) && trap 'rm -f $$snap' EXIT && \
+  $(BIN)/python tools/snapshot.py $(if $(CONFIG),--override $(CONFIG)) --artifacts $(ARTIFACTS) -o $$snap && \
+  ANSIBLE_DISPLAY_OK_HOSTS=false $(BIN)/ansible-playbook -e @$$snap playbooks/$(1).yml
+
 ## render: render the default config (or CONFIG=override.yml) offline into artifacts/
-# Render block.config (block.poly defaults, merged with CONFIG like Polycrate does) into $(ARTIFACTS)/.
-# The snapshot can hold chart credentials, so it lives in a private temp file, never in artifacts.
 render: $(STAMP)
-	@snap=$$(mktemp) && trap 'rm -f $$snap' EXIT && \
-	  $(BIN)/python tools/snapshot.py $(if $(CONFIG),--override $(CONFIG)) --artifacts $(ARTIFACTS) -o $$snap && \
-	  ANSIBLE_DISPLAY_OK_HOSTS=false $(BIN)/ansible-playbook -e @$$snap playbooks/render.yml
+	@$(call action,render)
 	@echo "Rendered into $(ARTIFACTS)/ (manifests/, helm/, plan.yaml)"
+
+## waf-image: build the WAF image from waf/ and push it to waf.image (CONFIG=your override; docker, podman, buildah)
+# What `polycrate run envoy waf-image` does (playbooks/waf-image.yml): the builder from waf.image_build.builder or
+# the first of docker, podman and buildah on PATH, the push with waf.image_build.auth or the builder's own login.
+waf-image: $(STAMP)
+	@$(call action,waf-image)
 
 ## bench-render: benchmark render and a no-change re-install against an empty playbook (a report)
 # Render time of examples/waf (target 3x) and a no-change re-install on the real node (target 5x), each next to
@@ -174,10 +183,14 @@ images: $(STAMP) $(WAF_STAMP) $(OCI_DEPS) tools
 node-images: $(STAMP) $(WAF_STAMP) $(OCI_DEPS) tools
 	$(BIN)/python -m tools.oci node
 
-## image-test: run the built WAF image with crun behind Envoy Gateway's generated config
+## image-test: run the built WAF image with crun behind Envoy Gateway's generated config; the waf-image action
 # The built WAF image run for real with crun behind Envoy Gateway's generated config, in its own network namespace.
-image-test: images $(WAF_STAMP) tools $(CURL)
-	unshare -n $(BIN)/python -m tests.traffic.netns $(BIN)/pytest tests/images
+# Then the waf-image action for real (buildah, a registry that requires its login), with the machine's network:
+# waf/Dockerfile's build fetches libre2 (Debian) and Go modules as `make images` does.
+WAF_IMAGE_ACTION_TEST := tests/images/test_waf_image_action.py
+image-test: images $(WAF_STAMP) tools $(CURL) $(REGISTRY)
+	unshare -n $(BIN)/python -m tests.traffic.netns $(BIN)/pytest tests/images --ignore=$(WAF_IMAGE_ACTION_TEST)
+	$(BIN)/pytest $(WAF_IMAGE_ACTION_TEST)
 
 ## container-mode-test: the block's life cycle through Polycrate in container mode
 # The block's life cycle through Polycrate in container mode (its default): dockerd 20.10 started by the test,

@@ -35,6 +35,7 @@ GO_BACKED = (
     "tests/unit/test_waf_component.py::test_workers_reach_the_service",
     "tests/unit/test_waf_component.py::test_hostile_body_bounds_reach_the_service",
     "tests/test_render_playbook.py::test_render_asks_the_waf_compiler_and_removes_stale",
+    "tests/unit/test_pull_secrets.py::test_gateway_helm_puts_them_on_the_controller_certgen_and_its_default_proxy",
 )
 
 

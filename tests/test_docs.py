@@ -154,7 +154,7 @@ def test_block_poly_actions_run_their_playbook_from_the_block_folder() -> None:
     assert block["name"] == "envoy"
     assert block["kind"] == "k8sapp"
     names = {a["name"] for a in block["actions"]}
-    assert names == {"install", "uninstall", "render", "status", "plan"}
+    assert names == {"install", "uninstall", "render", "status", "plan", "waf-image"}
     for action in block["actions"]:
         assert "playbook" not in action, action
         # One line: Polycrate runs every script line in the background (`line &`), so a `cd` of its own

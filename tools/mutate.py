@@ -190,6 +190,43 @@ MUTATIONS = (
         ("tests/unit/test_uninstall.py",),
     ),
     Mutation(
+        "pull-secrets-every-pod",
+        "image.pull_secrets reach every pod the block causes (here the WAF's would pull without them)",
+        f"{PKG}/components/waf.py",
+        '**({"imagePullSecrets": secrets} if (secrets := images.pull_secrets(config)) else {}),',
+        "",
+        ("tests/unit/test_pull_secrets.py",),
+        keyword="not gateway_helm",
+    ),
+    Mutation(
+        "pull-secrets-named-once",
+        "a pull secret named twice is refused by config path (the API server would refuse the pod's list)",
+        f"{PKG}/components/controller.py",
+        "        if name in seen:",
+        "        if False:",
+        ("tests/unit/test_config_invalid.py",),
+        keyword="pull_secret",
+    ),
+    Mutation(
+        "waf-image-placeholder",
+        "waf-image stops before building when waf.image is the unpublished placeholder (it would push nowhere of"
+        " the user's)",
+        f"{PKG}/waf_image.py",
+        'if (image["registry"], image["repository"]) == waf.UNPUBLISHED_IMAGE:',
+        "if False:",
+        ("tests/unit/test_waf_image.py",),
+        keyword="not playbook",
+    ),
+    Mutation(
+        "install-namespace-terminating",
+        "install waits for its namespace still being deleted to be gone, or stops before any change; it never"
+        " writes into it (helm's release Secret is refused there, after the CRDs were written)",
+        f"{PKG}/lifecycle/terminating.py",
+        'return bool(namespace is not None and (namespace.get("metadata") or {}).get("deletionTimestamp"))',
+        "return False",
+        ("tests/unit/test_namespace_terminating.py",),
+    ),
+    Mutation(
         "install-previous-controller",
         "install waits until no pod of the previous controller is terminating (it would reconcile the plan under its"
         " old settings)",

@@ -128,9 +128,16 @@ class Kube:
         return dict(merge_config(cfg, extra))
 
     def playbook(
-        self, name: str, config: dict[str, Any], *extra: str, kubeconfig: Path | None = None, record_helm: bool = False
+        self,
+        name: str,
+        config: dict[str, Any],
+        *extra: str,
+        kubeconfig: Path | None = None,
+        record_helm: bool = False,
+        watch: Callable[[str], None] | None = None,
     ) -> Run:
-        """Run playbooks/<name>.yml; with record_helm, every helm command it starts is listed in Run.helm."""
+        """Run playbooks/<name>.yml; with record_helm, every helm command it starts is listed in Run.helm; with
+        watch, each line of the output (stdout and stderr together) is handed to it as Ansible prints it."""
         kubeconfig = kubeconfig or self.cluster.kubeconfig
         snap = polycrate.snapshot(BLOCK_POLY, {"config": config}, str(self.workdir / "artifacts"), str(kubeconfig))
         snap_file = self.workdir / "snapshot.yml"
@@ -155,16 +162,22 @@ class Kube:
             (wrapper / "helm").chmod(0o755)
             helm_log.write_text("", encoding="utf-8")
             env["PATH"] = f"{wrapper}{os.pathsep}{env['PATH']}"
-        done = subprocess.run(
-            [str(BIN / "ansible-playbook"), "-e", f"@{snap_file}", f"playbooks/{name}.yml", *extra],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        command = [str(BIN / "ansible-playbook"), "-e", f"@{snap_file}", f"playbooks/{name}.yml", *extra]
+        if watch is None:
+            done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+            returncode, output = done.returncode, done.stdout + done.stderr
+        else:
+            lines: list[str] = []
+            with subprocess.Popen(
+                command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            ) as process:
+                assert process.stdout is not None
+                for line in process.stdout:
+                    lines.append(line)
+                    watch(line)
+            returncode, output = process.returncode, "".join(lines)
         calls = helm_log.read_text(encoding="utf-8").splitlines() if record_helm else []
-        run = Run(done.returncode, done.stdout + done.stderr, calls)
+        run = Run(returncode, output, calls)
         # Every run's full output stays beside the test for diagnosis (assertions show only the tail).
         self.runs += 1
         (self.workdir / f"{self.runs:02d}-{name}.log").write_text(run.output, encoding="utf-8")

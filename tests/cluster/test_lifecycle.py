@@ -6,11 +6,14 @@ CEL rule with `oldSelf` in the block's kinds, which the gate cannot run) holds o
 while a tenant Gateway uses a class, also one named like the block's Gateway in its own namespace,
 otherwise deletes Gateways first (the API server's audit log shows the order) and waits until their proxies
 are gone, keeps CRDs and a namespace that existed before, and a second run changes nothing; remove_crds
-removes the CRDs. Upgrades: test_upgrade.py (the real v1.8.3 and v1.9.0 charts).
+removes the CRDs; install right after an uninstall whose namespace is still being deleted waits for it to go,
+or stops before any change naming what holds it. Upgrades: test_upgrade.py (the real v1.8.3 and v1.9.0
+charts).
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -79,11 +82,72 @@ def test_prune_keeps_tenant_objects(kube: Kube) -> None:
     assert "BackendTrafficPolicy" in kinds, "only what the config dropped is pruned"
     assert kube.get(f"{GW_API}/namespaces/team-a/httproutes/app") is not None
     assert kube.get(f"{EG_API}/namespaces/team-a/backendtrafficpolicies/app-timeouts") is not None
-    kube.playbook("uninstall", off).ok()
+    _uninstall_leaving_the_namespace_terminating(kube, off)
     assert kube.get(f"{GW_API}/namespaces/team-a/httproutes/app") is not None, "uninstall keeps tenant routes"
     assert kube.get(f"{EG_API}/namespaces/team-a/backendtrafficpolicies/app-timeouts") is not None
     for obj in reversed(tenant_objects("team-a")):
         kube.delete(obj)
+    _install_right_after_uninstall_then_remove_crds(kube)
+
+
+HOLD = "envoy.test/hold"
+NS_PATH = f"/api/v1/namespaces/{NS}"
+
+
+def _uninstall_leaving_the_namespace_terminating(kube: Kube, cfg: dict[str, Any]) -> None:
+    """The real uninstall, but the block's namespace outlives it (a finalizer of the test's holds it, as a
+    pod draining past wait.timeout would): uninstall removes everything else and fails on the namespace's
+    deletion after wait.timeout, leaving it Terminating, as issue 40 saw on the real node."""
+    kube.api.merge_patch(NS_PATH, {"metadata": {"finalizers": [HOLD]}})
+    cut = kube.playbook("uninstall", {**cfg, "wait": {"timeout": 30}})
+    assert cut.returncode != 0, cut.output[-3000:]
+    assert "Delete the namespace the block created" in cut.output.split("fatal:")[0].rsplit("TASK [", 1)[-1], (
+        "uninstall got as far as the namespace's deletion: " + cut.output[-3000:]
+    )
+    assert ((kube.get(NS_PATH) or {}).get("metadata") or {}).get("deletionTimestamp"), "the namespace terminates"
+    assert owned(kube) == set()
+
+
+def _install_right_after_uninstall_then_remove_crds(kube: Kube) -> None:
+    """Install while the namespace is still terminating: within wait.timeout it waits until the namespace
+    is gone and installs (the hold released meanwhile); still there after wait.timeout, it stops before any
+    write, naming the namespace and what holds it. Then uninstall with remove_crds removes the CRDs."""
+    cfg = kube.config(uninstall={"remove_crds": True})
+    mark = len(kube.cluster.audit())
+    stopped = kube.playbook("install", kube.config(uninstall={"remove_crds": True}, wait={"timeout": 3}))
+    assert stopped.returncode != 0, stopped.output[-3000:]
+    assert f"Namespace {NS} was still being deleted after wait.timeout (3 s)" in stopped.output, stopped.output[-3000:]
+    assert HOLD in stopped.output, "what holds it is named"
+    assert "Nothing was changed" in stopped.output
+    assert block_writes(kube, mark) == [], "nothing written while the namespace terminates"
+
+    def release() -> None:
+        try:
+            kube.api.merge_patch(NS_PATH, {"metadata": {"finalizers": None}})
+        except ApiError as err:
+            if err.status != 404:
+                raise
+
+    # The hold goes a few seconds into install's wait (it then polls the namespace once a second).
+    timers: list[threading.Timer] = []
+
+    def watch(line: str) -> None:
+        if "Wait until the namespace being deleted is gone" in line and not timers:
+            timers.append(threading.Timer(4, release))
+            timers[0].start()
+
+    try:
+        run = kube.playbook("install", cfg, watch=watch).ok()
+    finally:
+        for timer in timers:
+            timer.join()
+        release()
+    assert timers, "install waited for the namespace: " + run.output[-3000:]
+    assert_healthy(kube, plan(cfg))
+
+    kube.playbook("uninstall", cfg).ok()
+    names = {c["metadata"]["name"] for c in kube.items(CRD)}
+    assert not any(n.endswith(".gateway.envoyproxy.io") or n.endswith(".gateway.networking.k8s.io") for n in names)
 
 
 def _gatewayclass_transition_rule_on_update(kube: Kube) -> None:
@@ -168,11 +232,3 @@ def test_uninstall_refuses_then_removes_in_order(kube: Kube) -> None:
     assert again.recap["changed"] == 0, again.output[-4000:]
     kube.delete_namespace("team-b")
     kube.delete_namespace(NS)
-
-
-def test_remove_crds_removes_them(kube: Kube) -> None:
-    cfg = kube.config(uninstall={"remove_crds": True})
-    kube.playbook("install", cfg).ok()
-    kube.playbook("uninstall", cfg).ok()
-    names = {c["metadata"]["name"] for c in kube.items(CRD)}
-    assert not any(n.endswith(".gateway.envoyproxy.io") or n.endswith(".gateway.networking.k8s.io") for n in names)

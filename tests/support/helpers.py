@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from envoy_block import builder, config
+import yaml
+
+from envoy_block import builder, config, polycrate
 from envoy_block.plan import Plan
+from tests.conftest import ROOT
 
 
 def block(cfg: dict[str, Any] | None = None, name: str = "envoy") -> dict[str, Any]:
@@ -82,3 +89,25 @@ def walk(node: Any) -> Iterator[dict[str, Any]]:
     elif isinstance(node, list):
         for value in node:
             yield from walk(value)
+
+
+def run_action(
+    name: str, cfg: dict[str, Any], folder: Path, path: Path, *extra: str, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """playbooks/<name>.yml on block.poly merged with `cfg` as its Polycrate action runs it (a snapshot in
+    `folder`), with `path` first on PATH and `env` added."""
+    block_poly = yaml.safe_load((ROOT / "block.poly").read_text(encoding="utf-8"))
+    snap = folder / "snapshot.yml"
+    snap.write_text(yaml.safe_dump(polycrate.snapshot(block_poly, {"config": cfg}, str(folder / "a"))), "utf-8")
+    bin_dir = Path(sys.executable).parent
+    environment = {
+        **os.environ,
+        "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
+        "ANSIBLE_NOCOLOR": "1",
+        "PATH": f"{path}{os.pathsep}{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        **env,
+    }
+    return subprocess.run(
+        [str(bin_dir / "ansible-playbook"), "-e", f"@{snap}", f"playbooks/{name}.yml", *extra],
+        cwd=ROOT, env=environment, capture_output=True, text=True, check=False,
+    )  # fmt: skip

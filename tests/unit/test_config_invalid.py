@@ -316,6 +316,26 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
         "config.gatewayclass.dedicated.name: the shared and the dedicated class need different names",
     ),
     ("auth-half", {"chart": {"auth": {"username": "robot"}}}, "config.chart.auth: set both username and password"),
+    (
+        "waf-image-build-auth-half",
+        {"waf": {"image_build": {"auth": {"username": "robot"}}}},
+        "config.waf.image_build.auth: set both username and password",
+    ),
+    (
+        "waf-image-build-arg-unknown",
+        {"waf": {"image_build": {"build_args": {"crs_mirror": "x"}}}},
+        "config.waf.image_build.build_args.crs_mirror: unknown key; known keys here: crs_rules_tree_sha256, crs_url",
+    ),
+    (
+        "pull-secret-twice",
+        {"image": {"pull_secrets": ["a", "b", "a"]}},
+        "config.image.pull_secrets[2]: 'a' is listed twice; name each Secret once",
+    ),
+    (
+        "pull-secret-name",
+        {"image": {"pull_secrets": ["Reg_Cred"]}},
+        "config.image.pull_secrets[0]: 'Reg_Cred' is not valid; use a lowercase RFC 1123 subdomain",
+    ),
     ("waf-replicas", {"waf": {"enabled": True, "replicas": 1}}, "config.waf.replicas"),
     ("waf-mode", {"waf": {"mode": "log"}}, "config.waf.mode"),
     ("waf-paranoia", {"waf": {"paranoia_level": 5}}, "config.waf.paranoia_level"),
@@ -486,6 +506,9 @@ def test_secret_values_are_never_echoed() -> None:
     """A wrongly typed password is reported by path only: its value never reaches the error text."""
     found = problems({"chart": {"auth": {"username": "robot", "password": 987654321}}})
     assert any(p.startswith("config.chart.auth.password") for p in found)
+    assert not any("987654321" in p for p in found)
+    found = problems({"waf": {"image_build": {"auth": {"username": "robot", "password": 987654321}}}})
+    assert any(p.startswith("config.waf.image_build.auth.password") for p in found)
     assert not any("987654321" in p for p in found)
 
 

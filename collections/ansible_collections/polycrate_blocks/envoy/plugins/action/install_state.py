@@ -17,7 +17,7 @@ from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block
 
 class ActionModule(PlanAction):
     # The connection options arrive from module_defaults (group/polycrate_blocks.envoy.k8s).
-    _VALID_ARGS = frozenset({"plan", "field_manager", *AUTH_ARG_SPEC})
+    _VALID_ARGS = frozenset({"plan", "field_manager", "namespace_waited", *AUTH_ARG_SPEC})
 
     def act(self, plan: dict[str, Any]) -> dict[str, Any]:
         connection = {k: v for k, v in self._task.args.items() if k in AUTH_ARG_SPEC}
@@ -41,7 +41,8 @@ class ActionModule(PlanAction):
             settings["gateway_api"]["channel"],
             str(settings["envoy_gateway"]["version"]),
         )
-        decision = lifecycle.decide_install(plan, observed, current, owners)
+        waited = bool(self._task.args.get("namespace_waited", False))
+        decision = lifecycle.decide_install(plan, observed, current, owners, waited=waited)
         if decision.problems:
             return {
                 "failed": True,

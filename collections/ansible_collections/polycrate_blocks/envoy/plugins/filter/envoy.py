@@ -16,6 +16,7 @@ from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block
     crds,
     inputs,
     lifecycle,
+    waf_image,
 )
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block.components import controller
 
@@ -38,6 +39,9 @@ description:
     C(crds.directory) is empty, and returns C(crds) (the CustomResourceDefinition documents of the block's API
     groups and Gateway API channel, from any *.yaml/*.yml below the folder or from the chart) and their C(names); it
     fails listing the CRDs the config needs that are missing.
+  - C(waf_image_auth) returns the credentials the waf-image action logs in with (C(waf.image_build.auth)); use
+    it only in tasks with C(no_log). C(waf_image_pushed) takes the config, what the push printed and the digest
+    file's text, and returns what the action tells the user (the pushed digest and how to pin it).
   - The config-taking filters raise one error listing every config problem with its config path; validate
     first with the C(polycrate_blocks.envoy.validate) action, which reports them cleanly.
 options:
@@ -84,6 +88,16 @@ def plan(block: Mapping[str, Any]) -> dict[str, Any]:
 
 def helm_release(block: Mapping[str, Any]) -> dict[str, Any]:
     return dict(builder.plan_from_block(block).to_dict(include_secrets=True)["helm"])
+
+
+def waf_image_auth(block: Mapping[str, Any]) -> dict[str, str]:
+    return dict(config.load(block).values["waf"]["image_build"]["auth"])
+
+
+def waf_image_pushed(block: Any, push_output: Any, digest_text: Any = "") -> str:
+    """What waf-image tells the user after the push (envoy_block.waf_image.pushed)."""
+    values = _guard(lambda b: config.load(b).values)(block)
+    return waf_image.pushed(values, str(push_output or ""), str(digest_text or ""))
 
 
 def crd_manifests(crd_settings: Mapping[str, Any], rendered: str | None = None, origin: str = "") -> dict[str, Any]:
@@ -136,9 +150,10 @@ def previous_controller_query(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 class FilterModule:
     def filters(self) -> dict[str, Callable[..., Any]]:
-        guarded: dict[str, Callable[..., Any]] = {f.__name__: _guard(f) for f in (plan, helm_release)}
+        guarded: dict[str, Callable[..., Any]] = {f.__name__: _guard(f) for f in (plan, helm_release, waf_image_auth)}
         return {
             **guarded,
+            "waf_image_pushed": waf_image_pushed,
             "crd_manifests": crd_manifests,
             "stale_crds": stale_crds,
             "gateway_address": gateway_address,

@@ -20,6 +20,12 @@ options:
         server's own) count as other owners of the Gateway API CRDs.
       - Default C(polycrate-<block name>).
     type: str
+  namespace_waited:
+    description:
+      - This read follows install's wait for the namespace, being deleted, to be gone (the earlier read's
+        RV(namespace_wait)): one still being deleted now stops install, nothing changed, naming what holds it.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - polycrate_blocks.envoy.decision
   - kubernetes.core.k8s_auth_options
@@ -102,6 +108,13 @@ leftovers:
   type: list
 gateways:
   description: The planned Gateways as read (their status carries the addresses).
+  returned: success
+  type: list
+namespace_wait:
+  description: >-
+    The namespace is still being deleted (a recent uninstall's): the C(polycrate_blocks.envoy.k8s_list) queries
+    to wait on until they find nothing, after which install reads and decides again with O(namespace_waited).
+    Empty when install need not wait.
   returned: success
   type: list
 """

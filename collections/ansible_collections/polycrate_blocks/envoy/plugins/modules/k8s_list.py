@@ -28,6 +28,9 @@ options:
         as its schema).
       - C(terminating_only) true keeps only the objects being deleted (with C(metadata.deletionTimestamp)):
         what a wait for a pod's shutdown (C(until: x.count == 0)) reads.
+      - C(wait_absent) true (metadata only) looks again every O(wait_sleep) seconds, up to O(wait_timeout), until
+        the query finds nothing (an object being deleted is gone); it never fails for what is left: C(count)
+        and C(resources) say what is, and the caller decides. It only reads, so it waits in check mode too.
       - C(helm_release) true reads helm's storage Secrets (label C(owner=helm)) and returns, instead of the
         Secrets, the newest release decoded (C(revision), C(status), C(chart), C(chart_version),
         C(app_version), and C(values), the user-supplied values), as C(helm list) and C(helm get values) show
@@ -106,6 +109,7 @@ import base64
 import copy
 import gzip
 import json
+import time
 from typing import Any
 
 from ansible_collections.kubernetes.core.plugins.module_utils.ansiblemodule import AnsibleModule
@@ -190,6 +194,18 @@ def _metadata_list(svc: K8sService, query: dict[str, Any], selectors: list[str])
     }
 
 
+def _until_absent(
+    svc: K8sService, query: dict[str, Any], selectors: list[str], timeout: int, sleep: int
+) -> dict[str, Any]:
+    """C(wait_absent): list until the query finds nothing or `timeout` seconds have passed; what is left."""
+    deadline = time.monotonic() + timeout
+    while True:
+        listed = _metadata_list(svc, query, selectors)
+        if not listed["resources"] or time.monotonic() >= deadline:
+            return listed
+        time.sleep(max(1, sleep))
+
+
 def _kept(query: dict[str, Any], resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """With C(terminating_only), only the objects being deleted."""
     if not query.get("terminating_only"):
@@ -244,6 +260,11 @@ def main() -> None:
             condition = query.get("wait_condition")
             selectors = query.get("label_selectors") or module.params["label_selectors"]
             metadata_only = query.get("metadata_only", module.params["metadata_only"])
+            if query.get("wait_absent"):
+                timeout, sleep = module.params["wait_timeout"], module.params["wait_sleep"]
+                listed = _until_absent(svc, query, selectors, timeout, sleep)
+                results.append({"item": query, **listed, "resources": _kept(query, listed["resources"])})
+                continue
             if metadata_only and not condition:
                 listed = _metadata_list(svc, query, selectors)
                 results.append({"item": query, **listed, "resources": _kept(query, listed["resources"])})

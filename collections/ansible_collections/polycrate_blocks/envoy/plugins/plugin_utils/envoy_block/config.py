@@ -220,8 +220,8 @@ def _format_hint(schema: Mapping[str, Any], parts: list[Any]) -> str | None:
 
 
 def _is_secret(parts: list[Any]) -> bool:
-    """Values under chart.auth are never echoed back in an error message."""
-    return parts[:2] == ["chart", "auth"]
+    """Values under chart.auth and waf.image_build.auth are never echoed back in an error message."""
+    return parts[:2] == ["chart", "auth"] or parts[:3] == ["waf", "image_build", "auth"]
 
 
 def _shown(parts: list[Any], value: Any) -> str:

@@ -11,3 +11,5 @@ BLOCK_ROOT = Path(__file__).resolve().parents[7]
 # "The schema is config.schema.json"). The block validates its config against this file in every action.
 SCHEMA_PATH = BLOCK_ROOT / "config.schema.json"
 BLOCK_POLY_PATH = BLOCK_ROOT / "block.poly"
+# The WAF image's build context (waf/Dockerfile), shipped with the block for the waf-image action.
+WAF_CONTEXT = BLOCK_ROOT / "waf"

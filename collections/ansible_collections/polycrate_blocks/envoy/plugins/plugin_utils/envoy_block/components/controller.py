@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from .. import ENVOY_GATEWAY_VERSION, advisories, images, labels, placement
+from .. import ENVOY_GATEWAY_VERSION, advisories, credentials, images, labels, placement
 from ..model import Checked, Config, Problem
 
 RELEASE_NAME = "envoy-gateway"
@@ -46,7 +46,7 @@ def values(config: Config) -> dict[str, Any]:
         "app.kubernetes.io/part-of": labels.PART_OF,
         labels.LOG_SOURCE_LABEL: labels.LOG_SOURCE,
     }
-    return {
+    out: dict[str, Any] = {
         # The block applies every CRD itself, server-side and before the release (Helm never upgrades
         # crds/); the chart's crds subchart would otherwise also render the Gateway API upgrade VAP.
         "crds": {"enabled": False},
@@ -69,6 +69,11 @@ def values(config: Config) -> dict[str, Any]:
             },
         },
     }
+    if pull_secrets := images.pull_secrets(config):
+        # The chart's highest-precedence pull secrets: the controller's and certgen's pods, and (with
+        # global.images.envoyProxy.image set) the default EnvoyProxy of Gateways without one of the block's.
+        out["global"]["imagePullSecrets"] = pull_secrets
+    return out
 
 
 def _deployment(config: Config, pod_labels: dict[str, str]) -> dict[str, Any]:
@@ -200,13 +205,18 @@ DEPLOYMENT_KEYS = ("replicas", "resources", "node_selector", "tolerations", "pri
 
 
 def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
-    """Registry credentials for the chart come as a pair (their values are never echoed); the controller's
-    tolerations obey the API server's rules (placement.py, as the proxies'); its Deployment settings need
-    the block to install the controller."""
-    auth = values["chart"]["auth"]
-    problems: list[Problem] = []
-    if bool(auth["username"]) != bool(auth["password"]):
-        problems.append(Problem("config.chart.auth", "set both username and password, or neither"))
+    """Registry credentials for the chart come as a pair (their values are never echoed); a pull secret is
+    named once (a pod's imagePullSecrets is a list keyed by name: the API server refuses a name twice); the
+    controller's tolerations obey the API server's rules (placement.py, as the proxies'); its Deployment
+    settings need the block to install the controller."""
+    problems = credentials.pair_problems("config.chart.auth", values["chart"]["auth"])
+    seen: set[str] = set()
+    for index, name in enumerate(values["image"]["pull_secrets"]):
+        if name in seen:
+            problems.append(
+                Problem(f"config.image.pull_secrets[{index}]", f"'{name}' is listed twice; name each Secret once")
+            )
+        seen.add(name)
     settings = values["controller"]
     problems += placement.toleration_problems("config.controller.tolerations", settings["tolerations"])
     warnings = advisory_warnings(values)

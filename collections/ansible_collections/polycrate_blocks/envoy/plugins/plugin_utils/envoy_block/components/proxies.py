@@ -85,6 +85,8 @@ def _pod(config: Config, class_name: str) -> dict[str, Any]:
         pod["tolerations"] = placement.tolerations(data_plane["tolerations"])
     if data_plane["priority_class_name"]:
         pod["priorityClassName"] = data_plane["priority_class_name"]
+    if pull_secrets := images.pull_secrets(config):
+        pod["imagePullSecrets"] = pull_secrets
     spread = data_plane["topology_spread"]
     if data_plane["kind"] == "Deployment" and spread["enabled"]:
         selector = {"matchLabels": dict(sorted(pod_labels.items()))}

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from .. import advisories, body_buffer, images, labels, placement, seclang, waf_exclusions
+from .. import advisories, body_buffer, credentials, images, labels, placement, seclang, waf_exclusions
 from ..model import Checked, Config, Problem
 from ..plan import Phase, Step
 from . import admission
@@ -144,6 +144,7 @@ def deployment(config: Config) -> dict[str, Any]:
                         for key in ("kubernetes.io/hostname", "topology.kubernetes.io/zone")
                     ],
                     "terminationGracePeriodSeconds": 15,
+                    **({"imagePullSecrets": secrets} if (secrets := images.pull_secrets(config)) else {}),
                     "containers": [
                         {
                             "name": "waf",
@@ -361,6 +362,7 @@ def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
         )
     if waf["default_policy"]["enabled"] and not waf["enabled"]:
         problems.append(Problem("config.waf.default_policy.enabled", "needs waf.enabled: true"))
+    problems += credentials.pair_problems("config.waf.image_build.auth", waf["image_build"]["auth"])
     if waf["enforce"] and not waf["enabled"]:
         problems.append(
             Problem(
@@ -511,6 +513,7 @@ def unpublished_image(values: Mapping[str, Any]) -> Problem | None:
     return Problem(
         "config.waf.image",
         f"{'/'.join(UNPUBLISHED_IMAGE)} is a placeholder that was never published (pods would not start); "
-        "build the image from waf/ (waf/BUILD.md), push it to a registry your nodes pull from and set "
-        "waf.image.registry, waf.image.repository and waf.image.tag",
+        "set waf.image.registry, waf.image.repository and waf.image.tag to a registry your nodes pull from and "
+        "run the waf-image action (polycrate run envoy waf-image, or make waf-image), which builds waf/ and "
+        "pushes it there (by hand: waf/BUILD.md)",
     )

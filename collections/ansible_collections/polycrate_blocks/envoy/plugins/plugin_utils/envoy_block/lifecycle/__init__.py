@@ -1,6 +1,7 @@
 """The cluster decisions, split by job: what the block owns (ownership), what install does (install), what
-uninstall must know (uninstall), what status reports (status), and what install waits for (waits). Each is
-pure: plain data in (the plan, what the cluster reported), plain data out."""
+uninstall must know (uninstall), what status reports (status), what install waits for (waits), and what it
+does about its namespace still being deleted (terminating). Each is pure: plain data in (the plan, what the
+cluster reported), plain data out."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ from ..release import image_problems, installed_version, upgrade_step
 from . import crd_owners
 from .ownership import block_field_manager, leftovers, owned_kinds, owns, ref, third_party_kinds
 from .status import proxies_query, rollout_lines
+from .terminating import decide as namespace_gate
 
 # Kinds whose status install reads with the cluster's state: a no-change run that finds them settled
 # needs no wait afterwards.
@@ -50,10 +51,16 @@ def install_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
     instance owns, whole (what prune removes: the objects this run applies are rendered, so listing before
     applying finds the same leftovers; what is unchanged; the classes' and Gateways' status), the kinds
     other components provide (served or not), and, when the block installs the controller, helm's release
-    record and the controller's Deployment."""
+    record and the controller's Deployment. The namespace whole: its status says what holds one being deleted."""
     selector = list(plan["ownership_selector"])
     queries: list[dict[str, Any]] = [
-        {"api_version": "v1", "kind": "Namespace", "name": plan["namespace"]["name"], "purpose": "namespace"},
+        {
+            "api_version": "v1",
+            "kind": "Namespace",
+            "name": plan["namespace"]["name"],
+            "purpose": "namespace",
+            "metadata_only": False,
+        },
         # With their managedFields' managers: who else applied them (lifecycle.crd_owners).
         {
             "api_version": "apiextensions.k8s.io/v1",
@@ -180,7 +187,9 @@ class InstallDecision:
     objects this run applies are rendered, so listing before applying finds the same) and `gateways` (the
     planned Gateways as read, for the summary), `upgrade` (release.upgrade_step from the controller the
     cluster runs to chart.version: a refused downgrade is one of the `problems`) and `rollout` (what is
-    still rolling, as read: the controller, proxies not yet on their Deployment's current Envoy)."""
+    still rolling, as read: the controller, proxies not yet on their Deployment's current Envoy), and
+    `namespace_wait` (lifecycle.terminating: the namespace is still being deleted, a recent uninstall's: the
+    queries to wait on until it is gone, after which install reads and decides again; empty otherwise)."""
 
     problems: tuple[str, ...]
     namespace_exists: bool
@@ -198,6 +207,7 @@ class InstallDecision:
     gateways: tuple[Mapping[str, Any], ...]
     upgrade: Mapping[str, Any]
     rollout: tuple[str, ...]
+    namespace_wait: tuple[dict[str, Any], ...]
 
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
@@ -208,13 +218,18 @@ def decide_install(
     observed: InstallObserved,
     crds_current: bool,
     crd_ownership: crd_owners.CrdOwnership | None = None,
+    waited: bool = False,
 ) -> InstallDecision:
     """What install must do, decided from its one read before it writes anything (see InstallDecision).
     `crd_ownership`: crd_owners.ownership of the CRDs as read (decided here for the default field manager
-    when not given)."""
+    when not given). `waited`: install already waited for the namespace to be gone (this is the read after
+    that wait)."""
     namespace, release, deployment = observed.namespace, observed.release, observed.controller
+    gate = namespace_gate(plan, namespace, waited)
     owners = crd_ownership or crd_owners.ownership(plan, observed.crds, block_field_manager(plan))
-    problems = [owners.message] if owners.outcome == "refuse" else []
+    problems = [gate.problem] if gate.problem else []
+    if owners.outcome == "refuse":
+        problems.append(owners.message)
     missing = observed.missing_kinds
     if missing:
         needs = "; ".join(dict.fromkeys(str(m["needs"]) for m in missing))
@@ -268,10 +283,13 @@ def decide_install(
         ),
         upgrade=upgrade,
         rollout=tuple(rollout_lines(deployment, observed.proxies)),
+        namespace_wait=gate.wait,
     )
 
 
-def install_state(results: Iterable[Mapping[str, Any]], plan: Mapping[str, Any], crds_current: bool) -> dict[str, Any]:
+def install_state(
+    results: Iterable[Mapping[str, Any]], plan: Mapping[str, Any], crds_current: bool, waited: bool = False
+) -> dict[str, Any]:
     """decide_install from install_lookups' results, as plain data (what the install_state action returns
     for the default field manager)."""
-    return decide_install(plan, InstallObserved.from_results(results), crds_current).to_dict()
+    return decide_install(plan, InstallObserved.from_results(results), crds_current, waited=waited).to_dict()
