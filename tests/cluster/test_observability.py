@@ -12,6 +12,11 @@ Envoy's (envoy_* names, but the ext_proc ones, which Envoy creates with the firs
 filter: the traffic test checks those); the WAF's are checked in tests/traffic/test_observability.py.
 `status` lists the scrapes and the VMRule.
 
+The WAF's image comes from a registry that requires a login (the session's, TLS and htpasswd), pulled by the
+kubelet with the Secret named in image.pull_secrets (issue 40): the WAF turns Ready from the pulled image, and
+every pod the block causes (certgen's, the controller's, the proxies', the WAF's) carries the Secret, as the
+chart and the real controller rendered them. The other images are imported, so only the WAF's is pulled.
+
 It went red, naming the panel, while the controller was scraped before a proxy had connected
 (xds_snapshot_update_total did not exist yet) and while the ext_proc names were expected from an Envoy no
 request had gone through; the same comparison's mutation check is in tests/traffic/test_observability.py.
@@ -19,7 +24,12 @@ request had gone through; the same comparison's mutation check is in tests/traff
 
 from __future__ import annotations
 
+import base64
+import json
+import shutil
+import ssl
 import time
+import urllib.error
 import urllib.request
 from typing import Any
 
@@ -30,9 +40,12 @@ from tests.cluster.common import GW_API, condition, pod_ips
 from tests.cluster.conftest import Kube
 from tests.cluster.test_examples import prepare
 from tests.harness.node import deployment_ready
+from tests.harness.registry import PASSWORD, USER
 from tests.support import metric_names
 from tests.support.helpers import objects, with_gateway
 from tests.support.output import show
+from tools.oci import Store
+from tools.oci.images import WAF_REF
 
 pytestmark = pytest.mark.playbook
 NS = "envoy-gateway-system"
@@ -76,10 +89,67 @@ def _scrape(addresses: list[str], port: int) -> str:
     raise AssertionError(f"the controller's /metrics: {errors}")
 
 
+PULLED = "platform/envoy-waf:behind-a-login"
+PULL_SECRET = "regcred"
+
+
+def _waf_image_behind_a_login(kube: Kube) -> dict[str, Any]:
+    """The WAF image pushed to the session's registry under a name the node has not imported, the node trusting
+    that registry's CA, and the pull Secret in the block's namespace: the config that pulls it with the Secret."""
+    host = kube.registry.host
+    certs = kube.workdir / "registry-certs"
+    certs.mkdir()
+    shutil.copy(kube.registry.pki.ca_crt, certs / "ca.crt")
+    Store(offline=True).buildah(
+        "push", "--quiet", "--cert-dir", str(certs), "--creds", f"{USER}:{PASSWORD}", WAF_REF, f"docker://{host}/{PULLED}",
+        what="push the WAF image to the registry",
+    )  # fmt: skip
+    anonymous = urllib.request.Request(f"https://{host}/v2/{PULLED.replace(':', '/manifests/')}")
+    context = ssl.create_default_context(cafile=str(certs / "ca.crt"))
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(anonymous, context=context, timeout=10)
+    assert refused.value.code == 401, "the registry requires the login"
+    kube.cluster.pull_from(host, kube.registry.pki.ca_crt)
+    docker_config = {"auths": {host: {"auth": base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()}}}
+    kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    kube.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "kubernetes.io/dockerconfigjson",
+            "metadata": {"name": PULL_SECRET, "namespace": NS},
+            "data": {".dockerconfigjson": base64.b64encode(json.dumps(docker_config).encode()).decode()},
+        }
+    )
+    repository, tag = PULLED.split(":")
+    return {
+        "image": {"pull_secrets": [PULL_SECRET]},
+        "waf": {"image": {"registry": host, "repository": repository, "tag": tag}},
+    }
+
+
+def _pulled_with_the_secret(kube: Kube) -> None:
+    """The WAF runs from the pulled image; every pod the block causes carries the Secret."""
+    kube.wait(lambda: deployment_ready(kube.api, NS, "envoy-waf"), 180, "the WAF Ready from the pulled image")
+    assert [line for line in kube.cluster.pulls(unexpected=False) if PULLED in line], "the kubelet pulled it"
+    pods = kube.items(f"/api/v1/namespaces/{NS}/pods")
+    # certgen's Job pod is gone after its TTL (30 s); its template's Secret: tests/unit/test_pull_secrets.py.
+    for what, selector in (
+        ("the controller", "control-plane=envoy-gateway"),
+        ("the shared fleet's proxies", SHARED_FLEET),
+        ("the WAF", "app.kubernetes.io/instance=envoy,envoy.polycrate.io/role=waf"),
+    ):
+        assert kube.items(f"/api/v1/namespaces/{NS}/pods", labelSelector=selector), f"no pod of {what}"
+    for pod in pods:
+        assert pod["spec"].get("imagePullSecrets") == [{"name": PULL_SECRET}], pod["metadata"]["name"]
+    show(f"PULL SECRET {len(pods)} pods carry {PULL_SECRET}; the WAF pulled {PULLED} from {kube.registry.host}")
+
+
 def test_controller_and_envoy_expose_every_name_the_alerts_and_panels_use(kube: Kube) -> None:
-    cfg = kube.config(**OBSERVED)
+    cfg = kube.config(**merge_config(OBSERVED, _waf_image_behind_a_login(kube)))
     prepare(kube, cfg)
     kube.playbook("install", cfg).ok()
+    _pulled_with_the_secret(kube)
     kube.wait(
         lambda: condition(kube.get(f"{GW_API}/namespaces/{NS}/gateways/eg-shared"), "Programmed") == "True",
         120,

@@ -40,6 +40,8 @@ class Cluster:
         self.images = list(images or [])
         self.leftovers: list[str] = []
         self.timings: dict[str, float] = {}
+        # Registries a test serves images from (pull_from): pulls from them are that test's, not a slip.
+        self.pull_hosts: list[str] = []
 
     @property
     def node(self) -> Node:
@@ -106,10 +108,18 @@ class Cluster:
             self.lan.stop()
         self.plane.stop()
 
-    def pulls(self) -> list[str]:
+    def pull_from(self, host: str, ca: Path) -> None:
+        """Let the nodes pull from the registry at `host` (TLS with `ca`); its pulls are expected."""
+        for node in self.nodes:
+            node.trust_registry(host, ca)
+        self.pull_hosts.append(host)
+
+    def pulls(self, unexpected: bool = True) -> list[str]:
         """Every image pull containerd was asked for, on any node (none: every image is imported, see
-        Node.pulls)."""
-        return [line for node in self.nodes for line in node.pulls()]
+        Node.pulls), but those from a registry a test serves images from (pull_from) unless `unexpected` is
+        false."""
+        found = [line for node in self.nodes for line in node.pulls()]
+        return [line for line in found if not (unexpected and any(host in line for host in self.pull_hosts))]
 
     def audit(self) -> list[dict[str, Any]]:
         """Completed write requests, in the order the API server answered them."""

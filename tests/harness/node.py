@@ -223,6 +223,9 @@ state = "/run/containerd"
     snapshotter = 'overlayfs'
     [plugins.'io.containerd.cri.v1.images'.pinned_images]
       sandbox = '{PAUSE_IMAGE}'
+    # A registry a test serves images from (Node.trust_registry: its CA); every other image is imported.
+    [plugins.'io.containerd.cri.v1.images'.registry]
+      config_path = '{state / "certs.d"}'
   [plugins.'io.containerd.cri.v1.runtime']
     enable_cdi = false
     # No CAP_SYS_RESOURCE in this VM's bounding set: a sandbox asking for oom_score_adj -998 would make
@@ -713,6 +716,18 @@ class Node:
                 if exc.status != 409:
                     raise
         wait_until(lambda: deployment_ready(self.api, "kube-system", "coredns"), 120, "CoreDNS Ready")
+
+    def trust_registry(self, host: str, ca: Path) -> None:
+        """Let containerd pull from https://`host` with `ca` (hosts.toml under the config_path above; read at
+        each pull, no restart). The credentials come from the pod's imagePullSecrets, as on any cluster."""
+        folder = self.state / "certs.d" / host
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "ca.crt").write_bytes(ca.read_bytes())
+        (folder / "hosts.toml").write_text(
+            f'server = "https://{host}"\n[host."https://{host}"]\n  capabilities = ["pull", "resolve"]\n'
+            f'  ca = "{folder / "ca.crt"}"\n',
+            encoding="utf-8",
+        )
 
     def pulls(self) -> list[str]:
         """Every image pull the kubelet asked containerd for (containerd logs each `PullImage` request at info
