@@ -258,7 +258,9 @@ def fetch(
 
 class Client:
     """A steady client: one request on a new connection every 50 ms, each failure noted with its phase. From
-    `netns` (None: this process's own), with a PROXY protocol header from `header` (per request) if given."""
+    `netns` (None: this process's own), with a PROXY protocol header from `header` (per request) if given.
+    With `sni`, each request is a TLS handshake first; with `certificate` (DER) too, a handshake that shows
+    any other certificate is a failure ("wrong certificate"), as a browser would refuse it."""
 
     def __init__(
         self,
@@ -268,12 +270,16 @@ class Client:
         *,
         netns: Path | None = None,
         header: Callable[[], bytes] | None = None,
+        sni: str | None = None,
+        certificate: bytes | None = None,
     ) -> None:
         self.address = address
         self.port = port
         self.host = host
         self.netns = netns
         self.header = header
+        self.sni = sni
+        self.certificate = certificate
         self.phase = "before"
         self.sent: dict[str, int] = {}
         self.failed: dict[str, list[str]] = {}
@@ -287,7 +293,11 @@ class Client:
     def once(self) -> str | None:
         try:
             header = self.header() if self.header else b""
-            answer = fetch(self.address, self.port, self.host, "/steady", netns=self.netns, header=header, timeout=3)
+            answer = fetch(
+                self.address, self.port, self.host, "/steady", netns=self.netns, header=header, sni=self.sni, timeout=3
+            )
+            if self.certificate is not None and answer.certificate != self.certificate:
+                return f"wrong certificate ({_subject(answer.certificate)})"
             return None if answer.status == 200 else f"HTTP {answer.status}"
         except OSError as exc:
             return f"{type(exc).__name__}: {exc}"
@@ -310,6 +320,19 @@ class Client:
         return "; ".join(
             f"{phase}: {len(self.failed.get(phase, []))} failed of {sent}" for phase, sent in self.sent.items()
         )
+
+    def wrong_certificates(self) -> list[str]:
+        """Every handshake, in any phase, that showed a certificate other than `certificate`."""
+        return [f for failed in self.failed.values() for f in failed if "wrong certificate" in f]
+
+
+def _subject(der: bytes | None) -> str:
+    """The certificate's subject, for a failure line (none: no TLS, or no certificate shown)."""
+    if not der:
+        return "none"
+    from cryptography import x509
+
+    return x509.load_der_x509_certificate(der).subject.rfc4514_string()
 
 
 def endpoints_ready(api: Api, namespace: str, service: str) -> bool:

@@ -9,11 +9,15 @@ The starting point is what an operator on the old release had: the block's confi
 and a Gateway of their own. Then install with v1.9.1: CRDs first (server-side, past the admission policy),
 helm upgrades the release (certgen's Job runs again), the v1.9.1 controller pod starts beside the old one
 and takes the lease, every object is Accepted/Programmed for its current generation again, the proxies move
-to v1.9.1's Envoy (distroless-v1.39.1), the VIP stays. A steady client counts failed requests through the
-tenant Gateway's address while the controller is replaced and while the proxy pods roll (printed; none
-allowed while the controller is replaced and after). Half-way (new proxy pods held by a cluster owner's
-admission policy) status and plan say what still rolls; a second install changes nothing; a downgrade stops
-before writing anything.
+to v1.9.1's Envoy (distroless-v1.39.1), the VIP stays. Three steady clients count failed requests through the
+tenant Gateway's address while the controller is replaced, while the proxy pods roll and while the new
+controller restarts afterwards: HTTP, HTTPS terminated with the tenant's certificate (which the proxies get
+over SDS: envoyproxy/gateway#9918 lost it on this very upgrade, #9519 after a controller restart) and TLS passed
+through to the backend; a handshake that shows another certificate counts as failed (printed; none allowed
+while the controller is replaced, after, across the restart, and no wrong certificate at any time). The patch
+upgrade runs with `controller.replicas: 2` (a budget, leader election; a new pod beside the two old ones).
+Half-way (new proxy pods held by a cluster owner's admission policy) status and plan say what still rolls; a
+second install changes nothing; a downgrade stops before writing anything.
 
 Mutation checks (done once): dropping the downgrade problem from lifecycle.install_state -> red at the
 downgrade (install went ahead). Waiting for the controller as Available only (the old wait) stayed green:
@@ -23,7 +27,9 @@ in roles/envoy_apply/tasks/controller.yml, not proven here.
 
 from __future__ import annotations
 
+import base64
 import http.client
+import ssl
 import subprocess
 import threading
 import time
@@ -47,9 +53,10 @@ from tests.cluster.common import (
     writes,
 )
 from tests.cluster.conftest import CHARTS, Kube
-from tests.cluster.realnet import Client
+from tests.cluster.realnet import Client, fetch
 from tests.cluster.test_examples import prepare
 from tests.conftest import ROOT
+from tests.harness import pki
 from tests.harness.controlplane import POD_CIDR
 from tests.harness.node import NODE_IP
 from tests.support import apiserver
@@ -57,7 +64,12 @@ from tests.support.helpers import plan
 from tests.support.output import show
 from tests.support.tenant_objects import (
     UPGRADE_DEDICATED_PORT,
+    UPGRADE_HOST,
+    UPGRADE_HTTPS_PORT,
     UPGRADE_NAMESPACE,
+    UPGRADE_PASSTHROUGH_HOST,
+    UPGRADE_PASSTHROUGH_PORT,
+    UPGRADE_TLS_SECRET,
     proxy_protocol_config,
     upgrade_tenant,
 )
@@ -67,6 +79,9 @@ NS = "envoy-gateway-system"
 # The default release and the releases it is upgraded from: the previous patch and the previous minor line.
 NEW = "v1.9.1"
 OLDS = ("v1.9.0", "v1.8.3")
+# The patch upgrade runs with two controller replicas (controller.replicas: a budget and leader election),
+# on three nodes: the rolling update replaces one leader candidate at a time under traffic.
+CONTROLLER_REPLICAS = {"v1.9.0": 2, "v1.8.3": 1}
 CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 VAP = "/apis/admissionregistration.k8s.io/v1"
 SAFE_UPGRADES = "safe-upgrades.gateway.networking.k8s.io"
@@ -147,6 +162,16 @@ def _vap_path(obj: dict[str, Any]) -> str:
 def _tenant(kube: Kube) -> list[dict[str, Any]]:
     kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": UPGRADE_NAMESPACE}})
     echo_backend(kube, UPGRADE_NAMESPACE)
+    crt, key = pki.self_signed(UPGRADE_HOST)
+    kube.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "kubernetes.io/tls",
+            "metadata": {"name": UPGRADE_TLS_SECRET, "namespace": UPGRADE_NAMESPACE},
+            "data": {"tls.crt": base64.b64encode(crt).decode(), "tls.key": base64.b64encode(key).decode()},
+        }
+    )
     objects = upgrade_tenant(NS)
     for obj in objects:
         path = f"{GW_API}/namespaces/{UPGRADE_NAMESPACE}/{obj['kind'].lower()}s/{obj['metadata']['name']}"
@@ -248,6 +273,25 @@ def _controller_pods(kube: Kube) -> list[dict[str, Any]]:
     return kube.items(f"/api/v1/namespaces/{NS}/pods", labelSelector="control-plane=envoy-gateway")
 
 
+def _tenant_certificate(kube: Kube) -> bytes:
+    """The tenant's certificate (DER), as the HTTPS listener must show it."""
+    secret = kube.get(f"/api/v1/namespaces/{UPGRADE_NAMESPACE}/secrets/{UPGRADE_TLS_SECRET}") or {}
+    return ssl.PEM_cert_to_DER_cert(base64.b64decode(secret["data"]["tls.crt"]).decode())
+
+
+def _restart(kube: Kube, name: str) -> None:
+    """`kubectl rollout restart`: a new pod template, so the Deployment rolls."""
+    kube.api.merge_patch(
+        f"/apis/apps/v1/namespaces/{NS}/deployments/{name}",
+        {"spec": {"template": {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": str(time.time())}}}}},
+    )
+
+
+def _phase(clients: list[Client], phase: str) -> None:
+    for client in clients:
+        client.phase = phase
+
+
 def _proxy_pods_settled(kube: Kube) -> bool:
     """Every proxy Deployment rolled and no old proxy pod left terminating."""
     proxies = _proxies(kube)
@@ -299,12 +343,14 @@ def test_upgrade_to_v1_9_1_with_traffic(kube: Kube, old: str) -> None:
         if crd["metadata"]["name"].endswith(ours):
             apiserver.delete(kube.api, f"{CRD}/{crd['metadata']['name']}")
     kube.wait(lambda: not [c for c in kube.items(CRD) if c["metadata"]["name"].endswith(ours)], 120, "CRDs removed")
-    old_cfg, new_cfg = config(kube, old), config(kube, NEW)
+    replicas = CONTROLLER_REPLICAS[old]
+    old_cfg = config(kube, old, controller={"replicas": replicas})
+    new_cfg = config(kube, NEW, controller={"replicas": replicas})
     prepare(kube, old_cfg)  # the VictoriaMetrics CRDs, as its operator installs them
     policy = _safe_upgrades_policy(kube, old)
     for obj in policy:
         kube.api.post(_vap_path(obj), obj)
-    client: Client | None = None
+    clients: list[Client] = []
     hold = ExitStack()
     try:
         start = time.monotonic()
@@ -328,7 +374,24 @@ def test_upgrade_to_v1_9_1_with_traffic(kube: Kube, old: str) -> None:
         )
         address = gateway_address(kube, UPGRADE_NAMESPACE, "own")
         kube.wait(lambda: _serves(address, UPGRADE_DEDICATED_PORT), 90, f"the tenant route through {own}'s pods")
-        client = Client(address, UPGRADE_DEDICATED_PORT).start()
+        assert len(_controller_pods(kube)) == replicas
+        # TLS the whole time: terminated with the tenant's certificate (SDS), and passed through to the
+        # backend's own (the one it showed before the upgrade).
+        https = Client(
+            address, UPGRADE_HTTPS_PORT, UPGRADE_HOST, sni=UPGRADE_HOST, certificate=_tenant_certificate(kube)
+        )
+        kube.wait(
+            lambda: https.once() is None, 90, f"HTTPS on {address}:{UPGRADE_HTTPS_PORT} with the tenant's certificate"
+        )
+        passthrough = Client(address, UPGRADE_PASSTHROUGH_PORT, UPGRADE_PASSTHROUGH_HOST, sni=UPGRADE_PASSTHROUGH_HOST)
+        kube.wait(lambda: passthrough.once() is None, 90, f"TLS passed through on {address}:{UPGRADE_PASSTHROUGH_PORT}")
+        passthrough.certificate = fetch(
+            address, UPGRADE_PASSTHROUGH_PORT, UPGRADE_PASSTHROUGH_HOST, netns=None, sni=UPGRADE_PASSTHROUGH_HOST
+        ).certificate
+        client = Client(address, UPGRADE_DEDICATED_PORT)
+        clients = [client, https, passthrough]
+        for each in clients:
+            each.start()
         time.sleep(1)
 
         # The upgrade, with new proxy pods held by admission: the controller moves, the proxies wait.
@@ -337,12 +400,12 @@ def test_upgrade_to_v1_9_1_with_traffic(kube: Kube, old: str) -> None:
         leader = kube.wait(lambda: _leader(kube).strip(), 60, f"the {old} controller leads")
         hold.enter_context(pods_held(kube, NS, "app.kubernetes.io/component", "proxy"))
         mark = len(kube.cluster.audit())
-        client.phase = "controller replaced"
+        _phase(clients, "controller replaced")
         start = time.monotonic()
         with Overlap(kube) as overlap:
             upgrade = kube.playbook("install", new_cfg).ok()
         timings[f"install {NEW}"] = time.monotonic() - start
-        assert overlap.most >= 2, "a real rolling update: the new controller pod ran beside the old one"
+        assert overlap.most >= replicas + 1, "a real rolling update: a new controller pod ran beside the old ones"
         w = writes(kube, mark)
         crd_writes = [i for i, x in enumerate(w) if x.resource == "customresourcedefinitions"]
         helm_release = [
@@ -405,20 +468,38 @@ def test_upgrade_to_v1_9_1_with_traffic(kube: Kube, old: str) -> None:
         assert f"{NEW} as installed" in planned.output
 
         # The proxies roll: each new pod Ready before its old one drains and goes (maxUnavailable 0).
-        client.phase = "proxy pods replaced"
+        _phase(clients, "proxy pods replaced")
         start = time.monotonic()
         hold.close()
         kube.wait(lambda: _proxy_pods_settled(kube), 180, "the proxy pods rolled and the old ones gone")
         timings["proxy rollout"] = time.monotonic() - start
-        client.phase = "after"
+        _phase(clients, "after")
         time.sleep(1)
-        client.stop()
+        # A controller restart after the upgrade (envoyproxy/gateway#9519: proxies lost TLS after one).
+        leader = kube.wait(lambda: _leader(kube).strip(), 60, f"the {NEW} controller leads")
+        _phase(clients, "controller restarted")
+        start = time.monotonic()
+        _restart(kube, "envoy-gateway")
+        kube.wait(lambda: _rolled(_deployment(kube, "envoy-gateway")), 180, "the controller restarted")
+        kube.wait(lambda: _leader(kube).strip() not in ("", leader), 60, "a restarted controller leads")
+        timings["controller restart"] = time.monotonic() - start
+        time.sleep(5)
+        _phase(clients, "after restart")
+        time.sleep(2)
+        for each in clients:
+            each.stop()
         show(
-            f"UPGRADE {old} -> {NEW} failed requests (steady client, 20/s): {client.report()}\n"
+            f"UPGRADE {old} -> {NEW} ({replicas} controller replica(s)) failed requests (steady clients, 20/s each):\n"
+            f"  HTTP {client.report()}\n  HTTPS (terminated, tenant's certificate) {https.report()}\n"
+            f"  TLS passthrough {passthrough.report()}\n"
+            f"  wrong certificates: {len(https.wrong_certificates()) + len(passthrough.wrong_certificates())}\n"
             "UPGRADE timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items())
         )
-        for phase in ("controller replaced", "after"):
-            assert not client.failed.get(phase), (phase, client.failed.get(phase))
+        for each in clients:
+            for phase in ("controller replaced", "after", "controller restarted", "after restart"):
+                assert each.sent.get(phase), (phase, each.sent)
+                assert not each.failed.get(phase), (each.port, phase, each.failed.get(phase))
+        assert not https.wrong_certificates() + passthrough.wrong_certificates()
         assert status.returncode != 0
         assert kube.playbook("status", new_cfg).returncode == 0
 
@@ -433,8 +514,8 @@ def test_upgrade_to_v1_9_1_with_traffic(kube: Kube, old: str) -> None:
         assert "chart.allow_downgrade: true" in down.output
         assert block_writes(kube, mark) == [], "nothing written by the refused downgrade"
     finally:
-        if client is not None:
-            client.stop()
+        for each in clients:
+            each.stop()
         hold.close()
         kube.delete(
             {

@@ -138,9 +138,17 @@ GATEWAY_CASES: list[tuple[str, dict[str, Any], str | None]] = [
 
 # The upgrade scenario's tenant (tests/cluster/test_upgrade.py): what a team builds on the block's classes,
 # each of which an upgrade must carry over: an HTTPRoute and a TLSRoute on the shared default Gateway
-# (listeners http and tls, PROXY_PROTOCOL_CONFIG) and a Gateway of its own on eg-dedicated with a route.
+# (listeners http and tls, PROXY_PROTOCOL_CONFIG) and a Gateway of its own on eg-dedicated with three listeners:
+# HTTP, HTTPS terminated with the tenant's certificate (Secret UPGRADE_TLS_SECRET: the proxies get it over SDS,
+# what envoyproxy/gateway#9918 and #9519 lost on upgrade and controller restart) and TLS passed through to the
+# backend's own certificate, each with a route.
 UPGRADE_NAMESPACE = "tenant-upgrade"
 UPGRADE_DEDICATED_PORT = 9080
+UPGRADE_HTTPS_PORT = 9443
+UPGRADE_PASSTHROUGH_PORT = 9444
+UPGRADE_TLS_SECRET = "own-tls"
+UPGRADE_HOST = "own.example.com"
+UPGRADE_PASSTHROUGH_HOST = "secure.example.com"
 
 
 def upgrade_tenant(block_namespace: str, backend: str = "echo") -> list[dict[str, Any]]:
@@ -150,7 +158,7 @@ def upgrade_tenant(block_namespace: str, backend: str = "echo") -> list[dict[str
             "rules": [{"backendRefs": [{"name": backend, "port": port}]}],
         }
         if kind == "TLSRoute":
-            spec["hostnames"] = ["secure.example.com"]
+            spec["hostnames"] = [UPGRADE_PASSTHROUGH_HOST]
         return {
             "apiVersion": f"{GW_API}/v1",
             "kind": kind,
@@ -164,7 +172,23 @@ def upgrade_tenant(block_namespace: str, backend: str = "echo") -> list[dict[str
         "metadata": {"name": "own", "namespace": UPGRADE_NAMESPACE},
         "spec": {
             "gatewayClassName": "eg-dedicated",
-            "listeners": [{"name": "http", "protocol": "HTTP", "port": UPGRADE_DEDICATED_PORT}],
+            "listeners": [
+                {"name": "http", "protocol": "HTTP", "port": UPGRADE_DEDICATED_PORT},
+                {
+                    "name": "https",
+                    "protocol": "HTTPS",
+                    "port": UPGRADE_HTTPS_PORT,
+                    "hostname": UPGRADE_HOST,
+                    "tls": {"mode": "Terminate", "certificateRefs": [{"name": UPGRADE_TLS_SECRET}]},
+                },
+                {
+                    "name": "tls",
+                    "protocol": "TLS",
+                    "port": UPGRADE_PASSTHROUGH_PORT,
+                    "hostname": UPGRADE_PASSTHROUGH_HOST,
+                    "tls": {"mode": "Passthrough"},
+                },
+            ],
         },
     }
     return [
@@ -172,6 +196,8 @@ def upgrade_tenant(block_namespace: str, backend: str = "echo") -> list[dict[str
         route("TLSRoute", "secure", "eg-shared", block_namespace, "tls", 443),
         own,
         route("HTTPRoute", "own", "own", UPGRADE_NAMESPACE, "http", 80),
+        route("HTTPRoute", "own-https", "own", UPGRADE_NAMESPACE, "https", 80),
+        route("TLSRoute", "own-tls", "own", UPGRADE_NAMESPACE, "tls", 443),
     ]
 
 
