@@ -313,22 +313,25 @@ traffic-test: $(STAMP) $(WAF_STAMP) tools $(WAF_BINARY)
 	unshare -n $(BIN)/python -m tests.traffic.netns $(BIN)/pytest tests/traffic
 
 ## test: lint and every test (what CI runs)
-# The cluster scenarios mostly wait on the API server, the controller and the pods, so they run in jobs side
-# by side (tools/jobs.py: each job's output printed whole when it ends, every exit code counted): the
-# single-node suite (cluster-test itself runs two sessions, each with a real node of its own) followed by the
-# three-node scenarios (timing-sensitive: not beside cluster-test), molecule and container mode, and the WAF,
-# traffic and image tests, the mutation runner
-# and the fuzzer (the traffic tests in their own network namespace). The Debian packages the jobs need are
-# installed before they start: apt-get run by two jobs at once would fail on dpkg's lock.
-test: lint unit unit-go unit-image images $(REGISTRY) $(NODE_DEPS) $(CURL) $(DOCKERD) $(IMAGE_STAMP)
-	$(BIN)/python tools/jobs.py $(SIDE_JOBS) $(CLUSTER_JOBS)
+# Everything the jobs share is built first (venvs, Go builds, images, Debian packages: apt-get run by two jobs
+# at once would fail on dpkg's lock); then three jobs side by side (tools/jobs.py: each job's output printed
+# whole when it ends, every exit code counted). The cluster scenarios mostly wait on the API server, the
+# controller and the pods, so the checks that only need CPU run beside them instead of before them: the
+# single-node suite (cluster-test runs two sessions, each with a real node of its own) followed by the
+# three-node scenarios (timing-sensitive: not beside cluster-test); lint, the unit suites, the WAF, traffic and
+# image tests, the mutation runner and the fuzzer (the traffic tests in their own network namespace); the real
+# node's own proof, molecule and container mode.
+test: $(STAMP) $(WAF_STAMP) $(IMAGE_STAMP) $(WAF_BINARY) $(STATICCHECK) $(CORAZA) images $(REGISTRY) $(NODE_DEPS) \
+  $(CURL) $(DOCKERD)
+	$(BIN)/python tools/jobs.py $(CLUSTER_JOB) $(CHECK_JOB) $(NODE_JOB)
 
-SIDE_JOBS := "waf-test traffic-test image-test mutation fuzz"
-CLUSTER_JOBS := "node-test cluster-test cluster-test-nodes" "molecule container-mode-test"
+CLUSTER_JOB := "cluster-test cluster-test-nodes"
+CHECK_JOB := "lint unit unit-go unit-image waf-test traffic-test image-test mutation fuzz"
+NODE_JOB := "node-test molecule container-mode-test"
 
 ## cluster-suite: node-test, cluster-test, the three-node scenarios, molecule and container mode
 cluster-suite:
-	$(BIN)/python tools/jobs.py $(CLUSTER_JOBS)
+	$(BIN)/python tools/jobs.py $(CLUSTER_JOB) $(NODE_JOB)
 
 ## docs: regenerate docs/configuration.md and the examples' renders from the schema
 # Regenerate what is derived from config.schema.json and examples/*/config.yml (tests fail when it drifts).

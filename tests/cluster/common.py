@@ -233,3 +233,16 @@ def pods_held(kube: Kube, namespace: str, label: str, value: str) -> Iterator[No
                     f"/apis/apps/v1/namespaces/{namespace}/replicasets/{rs['metadata']['name']}",
                     {"metadata": {"annotations": {"envoy-block.test/released": "1"}}},
                 )
+
+
+def waf_lines(kube: Kube, namespace: str) -> list[dict[str, Any]]:
+    """Every JSON line the WAF pods in `namespace` logged (their audit lines among them)."""
+    lines = []
+    for pod in kube.items(f"/api/v1/namespaces/{namespace}/pods", labelSelector="envoy.polycrate.io/role=waf"):
+        resp = kube.api.session.get(
+            f"{kube.api.url}/api/v1/namespaces/{namespace}/pods/{pod['metadata']['name']}/log",
+            verify=kube.api.ca,
+            timeout=10,
+        )
+        lines += [json.loads(line) for line in resp.text.splitlines() if line.startswith("{")]
+    return lines

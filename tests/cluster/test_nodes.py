@@ -12,7 +12,8 @@ node cannot show.
    edge node and every request after the move is answered by that node's proxy; then the node MetalLB
    announces from loses its network (its link cut, its kubelet stopped):
    the failed requests are counted, the VIP answers again from the other edge node within a measured bound,
-   and after the node returns nothing is left broken.
+   and after the node returns nothing is left broken. Then the WAF added to the same edge: an SQL injection
+   from the lan is refused and the WAF's audit line names the client's own address.
 3. A drain: the proxy Deployment (2 replicas, the block's PodDisruptionBudget, spread over nodes and zones) and a
    `kubectl drain` of a node holding a proxy under a steady client (a new connection every 50 ms) and long
    requests held open across it: the evictions respect the budget (a proxy always Ready), 0 failed requests,
@@ -37,6 +38,7 @@ from typing import Any
 
 import pytest
 
+from tests.cluster.common import waf_lines
 from tests.cluster.conftest import Kube
 from tests.cluster.realnet import (
     CLIENT_IP,
@@ -56,6 +58,7 @@ from tests.harness.lan import sh
 from tests.harness.node import ZONE_LABEL, Node, deployment_ready
 from tests.harness.registry import Registry
 from tests.support.output import show
+from tools.oci.images import WAF_REF
 
 pytestmark = pytest.mark.playbook
 NS = "envoy-gateway-system"
@@ -344,6 +347,10 @@ def _watch_ready_proxies(kube: Kube) -> Any:
 
 EDGE_LABEL = "example.com/edge"
 VIP = "203.0.113.20"
+# The WAF image make images built, under the name the node imported it with.
+WAF_REGISTRY, _, _WAF_REST = WAF_REF.partition("/")
+WAF_REPOSITORY, _, WAF_TAG = _WAF_REST.partition(":")
+ATTACK = "/who?id=1%27%20OR%20%271%27%3D%271"
 
 
 def _announcer(cluster: Cluster, netns: Path, address: str) -> str | None:
@@ -401,12 +408,12 @@ def test_edge_daemonset_local_behind_metallb_survives_a_node_loss(kube: Kube) ->
         kube.api.merge_patch(f"/api/v1/nodes/{node.name}", {"metadata": {"labels": {EDGE_LABEL: "true"}}})
     started = time.monotonic()
     timings: dict[str, float] = {}
-    cfg = kube.config(
-        service={"external_traffic_policy": "Local", "loadbalancer_ip": VIP},
-        default_gateway={"enabled": True},
-        data_plane={"kind": "DaemonSet", "node_selector": {EDGE_LABEL: "true"}, "shutdown": SHUTDOWN},
-    )
-    kube.playbook("install", cfg).ok()
+    edge: dict[str, Any] = {
+        "service": {"external_traffic_policy": "Local", "loadbalancer_ip": VIP},
+        "default_gateway": {"enabled": True},
+        "data_plane": {"kind": "DaemonSet", "node_selector": {EDGE_LABEL: "true"}, "shutdown": SHUTDOWN},
+    }
+    kube.playbook("install", kube.config(**edge)).ok()
     timings["install"] = time.monotonic() - started
     kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": TENANT}})
     backend(kube, TENANT, "echo")
@@ -476,6 +483,8 @@ def test_edge_daemonset_local_behind_metallb_survives_a_node_loss(kube: Kube) ->
         client.phase = "after return"
         time.sleep(10)
         client.stop()
+        # The WAF added to the same edge (a second install): the client's address reaches it unchanged too.
+        waf_client = _waf_sees(kube, edge, net)
     timings["in all"] = time.monotonic() - started
     show(
         f"EDGE (DaemonSet, Local, VIP {VIP} by MetalLB L2 on edge nodes {second.name}, {third.name}): client "
@@ -486,8 +495,10 @@ def test_edge_daemonset_local_behind_metallb_survives_a_node_loss(kube: Kube) ->
         f"then served by the proxy on {sorted(str(n) for n in served_while_sick)}\n"
         f"NODE LOSS ({lost.name} link cut and kubelet stopped; VIP then announced from {moved}): "
         f"{client.report()}; VIP answering again {timings['VIP answering again']:.1f} s after the cut\n"
+        f"WAF (added to the edge): an SQL injection from {CLIENT_IP} refused, audited as from {waf_client}\n"
         "EDGE timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items())
     )
+    assert waf_client == {CLIENT_IP}, waf_client
     assert moved == (third if lost is second else second).name, moved
     assert elsewhere == (third if sick is second else second).name, elsewhere
     assert served_while_sick == {elsewhere}, served_while_sick
@@ -496,6 +507,39 @@ def test_edge_daemonset_local_behind_metallb_survives_a_node_loss(kube: Kube) ->
         assert not client.failed.get(phase), (phase, client.failed[phase][:10])
     # MetalLB's memberlist notices a dead speaker in seconds; the bound docs/operations.md states.
     assert timings["VIP answering again"] < 30, timings
+
+
+def _waf_sees(kube: Kube, edge: dict[str, Any], net: Path) -> set[str]:
+    """Install the edge again with the WAF on its default Gateway; an SQL injection from the lan is refused
+    while a plain request passes; the client addresses the WAF's audit lines for it name."""
+    waf = {
+        "enabled": True,
+        "default_policy": {"enabled": True},
+        "image": {"registry": WAF_REGISTRY, "repository": WAF_REPOSITORY, "tag": WAF_TAG},
+    }
+    kube.playbook("install", kube.config(**edge, waf=waf)).ok()
+    kube.wait(partial(deployment_ready, kube.api, NS, "envoy-waf"), 180, "the WAF Ready")
+
+    def status(path: str) -> int | None:
+        try:
+            return fetch(VIP, 80, HOST, path, netns=net).status
+        except OSError:
+            return None
+
+    kube.wait(lambda: status(ATTACK) == 403, 90, f"the WAF refusing {ATTACK} through {VIP}")
+    assert status("/who") == 200, "a plain request passes the WAF"
+
+    def audited() -> set[str]:
+        return {
+            str(line.get("client"))
+            for line in waf_lines(kube, NS)
+            if line.get("event") == "waf"
+            and line.get("path", "").startswith("/who?id=")
+            and line.get("action") == "block"
+        }
+
+    found: set[str] = kube.wait(audited, 30, "the WAF's audit line for the attack")
+    return found
 
 
 def _first_success_after(client: Client, moment: float, timeout: float) -> float:

@@ -32,7 +32,6 @@ removals, which come last and put each rule back.
 from __future__ import annotations
 
 import http.client
-import json
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -44,6 +43,7 @@ from typing import Any
 import pytest
 
 from envoy_block.polycrate import merge_config
+from tests.cluster.common import waf_lines
 from tests.cluster.conftest import Kube
 from tests.cluster.realnet import (
     PodWatch,
@@ -302,18 +302,6 @@ def _pods(kube: Kube, namespace: str, selector: str) -> set[str]:
     return {p["metadata"]["name"] for p in kube.items(f"/api/v1/namespaces/{namespace}/pods", labelSelector=selector)}
 
 
-def _waf_lines(kube: Kube) -> list[dict[str, Any]]:
-    lines = []
-    for pod in _pods(kube, NS, "envoy.polycrate.io/role=waf"):
-        resp = kube.api.session.get(
-            f"{kube.api.url}/api/v1/namespaces/{NS}/pods/{pod}/log", verify=kube.api.ca, timeout=10
-        )
-        for line in resp.text.splitlines():
-            if line.startswith("{"):
-                lines.append(json.loads(line))
-    return lines
-
-
 def test_traffic_from_the_internet_through_the_vip_to_backend_pods(setup: Setup) -> None:
     kube, vip, net = setup.kube, setup.vip, setup.internet
     backends = _pods(kube, TENANT, "app=echo")
@@ -348,7 +336,7 @@ def test_traffic_from_the_internet_through_the_vip_to_backend_pods(setup: Setup)
     def audited() -> list[dict[str, Any]]:
         return [
             line
-            for line in _waf_lines(kube)
+            for line in waf_lines(kube, NS)
             if line.get("event") == "waf"
             and line.get("path", "").startswith("/shop?id=")
             and line.get("action") == "block"
