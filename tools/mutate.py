@@ -205,7 +205,7 @@ MUTATIONS = (
         "        if name in seen:",
         "        if False:",
         ("tests/unit/test_config_invalid.py",),
-        keyword="pull_secret",
+        keyword="pull-secret-twice",
     ),
     Mutation(
         "waf-image-placeholder",
@@ -320,8 +320,10 @@ MUTATIONS = (
         "crd-owners-refusal-stops-install",
         "install stops, changing nothing, when another owner's Gateway API CRDs are older than the release needs",
         f"{PKG}/lifecycle/install.py",
-        'problems = [owners.message] if owners.outcome == "refuse" else []',
-        "problems = []",
+        """    if owners.outcome == "refuse":
+        problems.append(owners.message)""",
+        """    if False:
+        problems.append(owners.message)""",
         ("tests/unit/test_crd_owners.py",),
     ),
     Mutation(

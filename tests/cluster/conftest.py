@@ -40,7 +40,7 @@ from tests.harness.registry import PASSWORD as REGISTRY_PASSWORD
 from tests.harness.registry import USER as REGISTRY_USER
 from tests.harness.registry import Registry
 from tests.support import apiserver
-from tests.support.gate import shared_dir
+from tests.support.shared import shared_dir
 
 BIN = Path(sys.executable).parent
 NODE_IMAGES: list[Path] = []

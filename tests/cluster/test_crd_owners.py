@@ -36,7 +36,7 @@ from tests.harness.api import Api
 from tests.harness.cluster import Cluster
 from tests.support import apiserver
 from tests.support.apiserver import CRDS, request
-from tests.support.gate import shared_dir
+from tests.support.shared import shared_dir
 
 NAMESPACE = "crd-owners-block"
 REQUIRED = "v1.6.1"

@@ -30,8 +30,8 @@ from tests.conftest import ROOT
 from tests.harness import pki
 from tests.harness.node import NODE_IP
 from tests.support import seed
-from tests.support.gate import shared_dir
 from tests.support.helpers import plan
+from tests.support.shared import shared_dir
 
 pytestmark = pytest.mark.playbook
 EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/config.yml"))

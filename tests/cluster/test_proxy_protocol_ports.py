@@ -21,8 +21,8 @@ from tests.harness.api import Api
 from tests.harness.cluster import Cluster
 from tests.support import apiserver
 from tests.support.apiserver import request, wait
-from tests.support.gate import shared_dir
 from tests.support.helpers import objects
+from tests.support.shared import shared_dir
 from tests.support.tenant_objects import GATEWAY_CASES, PORTS_HINT, PROXY_PROTOCOL_CONFIG, TENANT_NAMESPACE
 
 GATEWAYS = "/apis/gateway.networking.k8s.io/v1/namespaces/{ns}/gateways"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import subprocess
 
-from tests.support.gate import ROOT, shared_dir
+from tests.support.shared import ROOT, shared_dir
 
 HELM = ROOT / ".tools/bin/helm"
 

@@ -3,7 +3,6 @@ kubernetes-validate (strict: unknown fields fail). Used by the gate tests."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 import kubernetes_validate
 
 from .crdgate import CRDGate, GateError, Result, metadata_errors
+from .shared import shared_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 # Kubernetes versions Envoy Gateway v1.9 supports: v1.33 to v1.36. Validate against both ends.
@@ -32,16 +32,6 @@ CLUSTER_SCOPED = {
     "ValidatingAdmissionPolicy",
     "ValidatingAdmissionPolicyBinding",
 }
-
-
-def shared_dir() -> Path:
-    path = Path(os.environ.get("ENVOY_SHARED_DIR", ROOT.parent / "shared"))
-    if not (path / "crds").is_dir():
-        raise GateError(
-            f"upstream CRDs not found at {path}/crds: the gate cannot run. Check out the project's shared/ folder "
-            "beside the repo or set ENVOY_SHARED_DIR."
-        )
-    return path
 
 
 # The Envoy Gateway release the block installs by default, whose CRDs the gate judges against. The shared

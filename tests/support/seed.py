@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from envoy_block.polycrate import merge_config
-from tests.support.gate import shared_dir
+from tests.support.shared import shared_dir
 
 SEED_FILE = "seed/envoy-block-README.txt"
 _YAML_LINE = re.compile(r"^(\s+\S.*|#.*|[a-z_][a-z0-9_]*:(\s.*)?)$")

@@ -21,8 +21,9 @@ import yaml
 from envoy_block import crds
 from envoy_block.plan import DIGEST_ANNOTATION, with_digest
 from tests.support.charts import helm_template
-from tests.support.gate import envoy_gateway_crds, shared_dir
+from tests.support.gate import envoy_gateway_crds
 from tests.support.helpers import plan
+from tests.support.shared import shared_dir
 
 
 def test_shared_folder_applies_only_the_blocks_crds() -> None:

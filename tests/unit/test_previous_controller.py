@@ -30,7 +30,7 @@ from tests.support.helpers import plan, with_gateway
 sys.path.insert(0, str(ROOT / "collections"))
 k8s_list: Any = importlib.import_module("ansible_collections.polycrate_blocks.envoy.plugins.modules.k8s_list")
 
-# The packaged charts beside the repo (as tests/support/gate.shared_dir finds them, without the gate's imports:
+# The packaged charts beside the repo (as tests/support/shared.shared_dir finds them, without the gate's imports:
 # this module also runs in Polycrate's image Python).
 SHARED = Path(os.environ.get("ENVOY_SHARED_DIR", ROOT.parent / "shared"))
 CHARTS = sorted((SHARED / "charts").glob("gateway-helm-v*.tgz"))

@@ -22,8 +22,8 @@ from envoy_block.components import controller
 from tests.conftest import ROOT
 from tests.support import gate
 from tests.support.admission import denials
-from tests.support.gate import shared_dir
 from tests.support.helpers import find, load, objects, plan
+from tests.support.shared import shared_dir
 
 SECRETS = ["regcred", "mirror.example.com"]
 EXPECTED = [{"name": name} for name in SECRETS]

@@ -22,8 +22,8 @@ import pytest
 
 from envoy_block.config import ConfigError
 from tests.support import seed
-from tests.support.gate import shared_dir
 from tests.support.helpers import at, find, load, plan, problems
+from tests.support.shared import shared_dir
 from tests.unit.test_loadbalancer_ip import cilium_assigns, metallb_assigns
 
 CONFIGS = seed.envoy_configs()
