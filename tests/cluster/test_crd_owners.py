@@ -21,6 +21,7 @@ Unit cases of the same decision: tests/unit/test_crd_owners.py.
 
 from __future__ import annotations
 
+import re
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
@@ -148,7 +149,10 @@ def untouched(api: Api, before: dict[str, tuple[Any, ...]]) -> None:
 
 
 def summary_line(output: str, prefix: str) -> str:
-    found = [line for line in output.splitlines() if prefix in line]
+    """The install summary's item that starts with `prefix`, its folded lines joined (the callback prints the
+    summary as YAML, which wraps a long item over several lines)."""
+    items = re.split(r"\n\s*- ", output)
+    found = [" ".join(item.split()) for item in items if prefix in item]
     assert found, output[-3000:]
     return found[-1]
 
