@@ -157,6 +157,11 @@ def summary_line(output: str, prefix: str) -> str:
     return found[-1]
 
 
+def flat(output: str) -> str:
+    """The output with every run of whitespace as one space: the callback folds a long message over lines."""
+    return " ".join(output.split())
+
+
 def check_crd_owners(kube: Kube, owner: str) -> list[str]:
     """The three outcomes for one way of owning the CRDs, against any API server the Kube's admin client and
     kubeconfig reach; leaves no Gateway API CRD and no block behind. Returns what each step proved."""
@@ -179,7 +184,7 @@ def check_crd_owners(kube: Kube, owner: str) -> list[str]:
 
         # uninstall.remove_crds removes the block's own CRDs only: the platform's stay as they were.
         removed = kube.playbook("uninstall", {**CONFIG, "uninstall": {"remove_crds": True}}).ok()
-        assert f"the Gateway API CRDs belong to {named}: kept" in removed.output, removed.output[-3000:]
+        assert f"the Gateway API CRDs belong to {named}: kept" in flat(removed.output), removed.output[-3000:]
         untouched(api, before)
         left = {c["metadata"]["name"] for c in api.items(CRDS)}
         assert not left & set(crds.ENVOY_GATEWAY), "the block's own CRDs are removed"
@@ -190,9 +195,10 @@ def check_crd_owners(kube: Kube, owner: str) -> list[str]:
         before = preinstall(api, owner, older_crds())
         refused = kube.playbook("install", CONFIG)
         assert refused.returncode != 0, refused.output[-3000:]
-        assert f"the Gateway API CRDs belong to {named} and are older than the {REQUIRED}" in refused.output
-        assert f"found {OLDER}" in refused.output
-        assert "gateway_api_crds.take_ownership: true" in refused.output
+        said = flat(refused.output)
+        assert f"the Gateway API CRDs belong to {named} and are older than the {REQUIRED}" in said, said[-3000:]
+        assert f"found {OLDER}" in said
+        assert "gateway_api_crds.take_ownership: true" in said
         untouched(api, before)
         assert request(api, "GET", f"/api/v1/namespaces/{NAMESPACE}")[0] == 404, "the namespace was created"
         seen.append(f"{owner} {OLDER}: refused, nothing written")
