@@ -51,6 +51,7 @@ import copy
 import json
 import re
 import socket
+import ssl
 import subprocess
 import tempfile
 import threading
@@ -218,20 +219,89 @@ def _listener(name: str, port: int) -> dict[str, Any]:
     }
 
 
+# The control plane the probes' TLS listener asks for its certificate: a gRPC cluster on a port nothing
+# listens on, so the secret never arrives (as when the controller never answers a proxy's subscription).
+SILENT_SDS = "silent-sds"
+# Envoy's default is 15 s (what Envoy Gateway v1.9.1 leaves); 1 s keeps the test short.
+SDS_FETCH_TIMEOUT = "1s"
+
+
+def _tls_listener(name: str, port: int) -> dict[str, Any]:
+    """A TLS listener whose certificate comes over SDS from SILENT_SDS."""
+    listener = _listener(name, port)
+    listener["filter_chains"][0]["transport_socket"] = {
+        "name": "envoy.transport_sockets.tls",
+        "typed_config": {
+            "@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext",
+            "common_tls_context": {
+                "tls_certificate_sds_secret_configs": [
+                    {
+                        "name": "tenant/shop-example-com",
+                        "sds_config": {
+                            "resource_api_version": "V3",
+                            "initial_fetch_timeout": SDS_FETCH_TIMEOUT,
+                            "api_config_source": {
+                                "api_type": "GRPC",
+                                "transport_api_version": "V3",
+                                "grpc_services": [{"envoy_grpc": {"cluster_name": SILENT_SDS}}],
+                            },
+                        },
+                    }
+                ]
+            },
+        },
+    }
+    return listener
+
+
+def _tls_handshake(port: int) -> str | None:
+    """A TLS client's handshake with 127.0.0.1:port: None when it completes, else what went wrong."""
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    try:
+        with (
+            socket.create_connection(("127.0.0.1", port), timeout=5) as raw,
+            context.wrap_socket(raw, server_hostname="shop.example.com"),
+        ):
+            return None
+    except (OSError, ssl.SSLError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
 class XdsEnvoy:
     """A real Envoy subscribed to LDS from a file: Envoy applies (or rejects) each new version of it as it
-    would a DiscoveryResponse from the controller."""
+    would a DiscoveryResponse from the controller. Its SDS control plane (SILENT_SDS) never answers."""
 
     def __init__(self, workdir: Path) -> None:
         self.dir = workdir
         self.admin_port = free_port()
         self.lds = workdir / "lds.yaml"
         self.update([_listener("probe", free_port())])
+        silent = {"socket_address": {"address": "127.0.0.1", "port_value": free_port()}}
         bootstrap = {
             "node": {"id": "xds-probe", "cluster": "xds-probe"},
             "admin": {"address": {"socket_address": {"address": "127.0.0.1", "port_value": self.admin_port}}},
             "dynamic_resources": {
                 "lds_config": {"resource_api_version": "V3", "path_config_source": {"path": str(self.lds)}}
+            },
+            "static_resources": {
+                "clusters": [
+                    {
+                        "name": SILENT_SDS,
+                        "type": "STATIC",
+                        "connect_timeout": "0.25s",
+                        "typed_extension_protocol_options": {
+                            "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+                                "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+                                "explicit_http_config": {"http2_protocol_options": {}},
+                            }
+                        },
+                        "load_assignment": {
+                            "cluster_name": SILENT_SDS,
+                            "endpoints": [{"lb_endpoints": [{"endpoint": {"address": silent}}]}],
+                        },
+                    }
+                ]
             },
         }
         (workdir / "bootstrap.yaml").write_text(yaml.safe_dump(bootstrap), encoding="utf-8")
@@ -248,16 +318,21 @@ class XdsEnvoy:
         staged.rename(self.lds)
 
     def lds_stat(self, name: str) -> int:
+        return self.stat(f"listener_manager.lds.update_{name}")
+
+    def stat(self, name: str) -> int:
+        """One counter from Envoy's admin /stats; -1 while it is not there (yet)."""
         if self.process.poll() is not None:
             raise RuntimeError(f"the LDS-subscribed Envoy exited: {(self.dir / 'envoy.log').read_text()[-2000:]}")
+        query = urllib.parse.urlencode({"filter": f"^{re.escape(name)}$"})
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.admin_port}/stats?filter=lds", timeout=1) as answer:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.admin_port}/stats?{query}", timeout=1) as answer:
                 stats = answer.read().decode()
         except OSError:
             return -1
         for line in stats.splitlines():
             key, _, value = line.partition(": ")
-            if key == f"listener_manager.lds.update_{name}":
+            if key == name:
                 return int(value)
         return -1
 
@@ -624,9 +699,30 @@ def _phases(
         slow.stop()
     assert set(slow.statuses) == {200}, f"the slow requests got {sorted(set(slow.statuses))}"
 
+    # A certificate that never arrives: a TLS listener added to one probe asks SILENT_SDS for its secret;
+    # after the initial fetch timeout Envoy puts the listener to work without it (the pod would stay Ready)
+    # and refuses the handshake of a client (envoyproxy/gateway#9918's signature).
+    first, second = probes
+    assert "EnvoyTlsCertificateMissing" not in mon.alerts(), "EnvoyTlsCertificateMissing fired before the fault"
+    tls_port = free_port()
+    second.update([_listener("probe", free_port()), _tls_listener("tls", tls_port)])
+    fault = time.monotonic()
+    wait_for(
+        "the probe's SDS fetch timing out",
+        lambda: second.stat("sds.tenant/shop-example-com.init_fetch_timeout") == 1,
+    )
+    handshake = _tls_handshake(tls_port)
+    assert handshake is not None, "a TLS handshake succeeded without the certificate"
+    refused = f"listener.127.0.0.1_{tls_port}.server_ssl_socket_factory.downstream_context_secrets_not_ready"
+    assert second.stat(refused) >= 1, "Envoy did not count the handshake it refused"
+    wait_firing(
+        mon, {"EnvoyTlsCertificateMissing"}, f"a certificate that never arrives ({handshake})", fault, PROBE_FLEET
+    )
+    fleets = {labels.get(FLEET_LABEL, "") for labels in mon.labels("EnvoyTlsCertificateMissing")}
+    assert fleets == {PROBE_FLEET}, f"EnvoyTlsCertificateMissing names {fleets}, not the probe's fleet"
+
     # A rejected xDS update (two listeners of one name in one LDS version, which Envoy refuses) on one probe,
     # and the other probe stopped: its fleet runs one proxy of two.
-    first, second = probes
     first.update([_listener("probe", free_port()), _listener("probe", free_port())])
     second.stop()
     fault = time.monotonic()

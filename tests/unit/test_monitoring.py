@@ -134,6 +134,7 @@ def test_alerts_follow_the_config() -> None:
         "EnvoyUpstream5xxRatioHigh",
         "EnvoyP99LatencyHigh",
         "EnvoyXdsConfigRejected",
+        "EnvoyTlsCertificateMissing",
         "EnvoyProxyMemoryNearLimit",
     }
     assert {"EnvoyWafDown", "EnvoyWafStreamsFailing", "EnvoyWafBlockingAboveBaseline"} <= set(

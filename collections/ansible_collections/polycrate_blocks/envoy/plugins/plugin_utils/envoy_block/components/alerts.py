@@ -27,6 +27,9 @@ FLEET = (
 # upstream clusters are the block's own: the WAF's ext_proc cluster (envoyextensionpolicy/...) answers 5xx
 # when the WAF is down, which EnvoyWafDown/EnvoyWafStreamsFailing name; counted here it paged as a backend
 # failure (tests/traffic/test_alerts.py, the WAF stopped).
+# Connections a TLS listener refused because its certificate had not arrived (Envoy's
+# listener.<address>.server_ssl_socket_factory.downstream_context_secrets_not_ready).
+SECRETS_NOT_READY = "envoy_listener_server_ssl_socket_factory_downstream_context_secrets_not_ready"
 ROUTE_CLUSTERS = 'envoy_cluster_name=~"(http|grpc|tls|tcp|udp)route/.+"'
 
 
@@ -137,6 +140,19 @@ def alerts(config: Config) -> list[Alert]:
             "Envoy refused a listener or cluster update (NACK) and keeps serving its previous configuration, so "
             "recent changes are not live. The controller logs the rejection; look for the object that changed "
             "last (an EnvoyPatchPolicy, a policy with a value Envoy refuses).",
+            "0m",
+        ),
+        Alert(
+            "EnvoyTlsCertificateMissing",
+            f"sum by ({FLEET}) (increase(envoy_sds_init_fetch_timeout{{{proxies}}}[10m])) > 0 or "
+            f"sum by ({FLEET}) (increase({SECRETS_NOT_READY}{{{proxies}}}[10m])) > 0",
+            "critical",
+            "A proxy serves TLS without the certificate the controller was to send it.",
+            "A certificate (an SDS secret) did not reach the proxy within 15 s, so Envoy put the listener to "
+            "work without it: TLS handshakes to that proxy fail while the pod stays Ready. Known after a "
+            "v1.9.0 -> v1.9.1 upgrade on proxies that ran across it (envoyproxy/gateway#9918) and after a "
+            "controller restart (#9519). Restart the named fleet's proxies (kubectl rollout restart of its "
+            "Deployment or DaemonSet); the envoy_xds_resource_name label names the secret.",
             "0m",
         ),
     ]
