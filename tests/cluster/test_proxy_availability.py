@@ -64,7 +64,7 @@ def test_availability_settings_are_accepted_and_realised_by_the_controller(kube:
     assert "minAvailable" not in pdb["spec"]
     deployment = _one(kube, f"/apis/apps/v1/namespaces/{NS}/deployments", "the fleet's Deployment")
     assert hpa["spec"]["scaleTargetRef"]["name"] == deployment["metadata"]["name"]
-    assert deployment["spec"]["strategy"]["rollingUpdate"] == {"maxSurge": "25%", "maxUnavailable": 0}
+    assert deployment["spec"]["strategy"]["rollingUpdate"] == {"maxSurge": "100%", "maxUnavailable": 0}
     pod = deployment["spec"]["template"]["spec"]
     assert pod["priorityClassName"] == "system-cluster-critical"
     assert pod["nodeSelector"] == {"kubernetes.io/os": "linux"}

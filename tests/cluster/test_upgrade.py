@@ -14,10 +14,11 @@ tenant Gateway's address while the controller is replaced, while the proxy pods 
 controller restarts afterwards: HTTP, HTTPS terminated with the tenant's certificate (which the proxies get
 over SDS: envoyproxy/gateway#9918 lost it on this very upgrade, #9519 after a controller restart) and TLS passed
 through to the backend; a handshake that shows another certificate counts as failed (printed; none allowed
-while the controller is replaced, after, across the restart, and no wrong certificate at any time). The patch
-upgrade runs with `controller.replicas: 2` (a budget, leader election; a new pod beside the two old ones).
-Half-way (new proxy pods held by a cluster owner's admission policy) status and plan say what still rolls; a
-second install changes nothing; a downgrade stops before writing anything.
+while the controller is replaced, while the proxies roll, after, across the restart, and no wrong certificate
+at any time; from v1.9.0 the HTTPS client may lose what UPSTREAM_WINDOW says, upstream's bug's floor). The
+patch upgrade runs with `controller.replicas: 2` (a budget, leader election; a new pod beside the two old ones).
+From v1.8.3, half-way (new proxy pods held by a cluster owner's admission policy) status and plan say what still
+rolls (not from v1.9.0: see HELD); a second install changes nothing; a downgrade stops before writing anything.
 
 Mutation checks (done once): dropping the downgrade problem from lifecycle.install_state -> red at the
 downgrade (install went ahead). Waiting for the controller as Available only (the old wait) stayed green:
@@ -82,6 +83,22 @@ OLDS = ("v1.9.0", "v1.8.3")
 # The patch upgrade runs with two controller replicas (controller.replicas: a budget and leader election),
 # on three nodes: the rolling update replaces one leader candidate at a time under traffic.
 CONTROLLER_REPLICAS = {"v1.9.0": 2, "v1.8.3": 1}
+# Where the new proxy pods are held half-way (a cluster owner's admission policy) so status and plan can be
+# read while the proxies still roll. Not from v1.9.0: a proxy that runs across the v1.9.0 -> v1.9.1 controller
+# change loses its TLS certificates 15 s after the new controller's first push (envoyproxy/gateway#9918,
+# envoyproxy/envoy#47309), so holding its replacement is an outage by design, the one upstream documents and
+# the block's whole-fleet surge exists to avoid. There the proxies roll as the controller hands over.
+HELD = {"v1.8.3"}
+# What upstream's bug still costs on v1.9.0 -> v1.9.1, in seconds of refused TLS handshakes at most (judged on
+# the HTTPS client only; HTTP and passthrough lose nothing). The old proxies fail 15 s after the new controller's
+# first push and serve until the new fleet is Ready: the new leader (the stopped one's lease freed at once,
+# install's controller.yml) plus a proxy pod's start (Envoy Gateway's startup probe runs every 10 s, a field no
+# EnvoyProxy sets and the block's own tenant guard refuses as a patch) plus the endpoints' update is about as
+# long as those 15 s. Measured on three nodes: 325 + 69 failed handshakes (about 40 s) with 25% surge and the
+# lease waited out; 3 s and 7 s (30 and 61) with the block's whole-fleet surges and the lease freed. Nothing the
+# block can set brings it to 0 on v1.9.1 (envoyproxy/envoy#47309 is open); EnvoyTlsCertificateMissing pages on
+# it. _judge_upstream_window holds every loss to that window, so no other cause hides in it.
+UPSTREAM_WINDOW = {"v1.9.0": 15}
 CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 VAP = "/apis/admissionregistration.k8s.io/v1"
 SAFE_UPGRADES = "safe-upgrades.gateway.networking.k8s.io"
@@ -307,13 +324,26 @@ def _running(pod: dict[str, Any]) -> bool:
     return any("running" in (c.get("state") or {}) for c in (pod.get("status") or {}).get("containerStatuses") or [])
 
 
+def _pod_state(pod: dict[str, Any]) -> str:
+    if pod["metadata"].get("deletionTimestamp"):
+        return "terminating"
+    ready = any(
+        c["type"] == "Ready" and c["status"] == "True" for c in (pod.get("status") or {}).get("conditions") or []
+    )
+    return "ready" if ready else "starting"
+
+
 class Overlap:
-    """Samples the controller pods while it runs (its own API client: a thread of its own): the most that were
-    running at once (a rolling update starts the new pod before it stops the old one)."""
+    """Samples the controller while it runs (its own API client: a thread of its own): the most controller
+    pods running at once (a rolling update starts the new pod before it stops the old one), and a timeline of
+    the handover: each controller and proxy pod's state, the lease holder, printed with the clients' failures
+    so a lost handshake can be placed against the pods that served it."""
 
     def __init__(self, kube: Kube) -> None:
         self.api = kube.cluster.api
         self.most = 0
+        self.timeline: list[str] = []
+        self._seen: dict[str, str] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -321,15 +351,66 @@ class Overlap:
         self._thread.start()
         return self
 
+    def _note(self, key: str, state: str) -> None:
+        if self._seen.get(key) != state:
+            self._seen[key] = state
+            self.timeline.append(f"{time.strftime('%H:%M:%S')} {key}: {state}")
+
     def _run(self) -> None:
         while not self._stop.is_set():
-            pods = self.api.items(f"/api/v1/namespaces/{NS}/pods", labelSelector="control-plane=envoy-gateway")
-            self.most = max(self.most, len([p for p in pods if _running(p)]))
+            try:
+                pods = self.api.items(f"/api/v1/namespaces/{NS}/pods", labelSelector="control-plane=envoy-gateway")
+                self.most = max(self.most, len([p for p in pods if _running(p)]))
+                proxies = self.api.items(f"/api/v1/namespaces/{NS}/pods", labelSelector=PROXY_PODS)
+                leases = self.api.items(f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases")
+            except Exception as exc:  # noqa: BLE001 - a sampler: an API hiccup is a gap, not a failure
+                self._note("sampler", type(exc).__name__)
+                self._stop.wait(0.3)
+                continue
+            for pod in pods:
+                self._note(f"controller {pod['metadata']['name']}", _pod_state(pod))
+            for pod in proxies:
+                self._note(f"proxy {pod['metadata']['name']}", _pod_state(pod))
+            holder = " ".join(str((x.get("spec") or {}).get("holderIdentity", "")).split("_")[0] for x in leases)
+            self._note("lease", holder or "free")
             self._stop.wait(0.3)
 
     def __exit__(self, *_: object) -> None:
         self._stop.set()
         self._thread.join(timeout=10)
+
+
+def _clock(line: str) -> int:
+    """Seconds of the day of a line that starts with HH:MM:SS (the clients' failures, the timeline)."""
+    return sum(int(x) * f for x, f in zip(line[:8].split(":"), (3600, 60, 1), strict=True))
+
+
+def _judge_upstream_window(
+    old: str, https: Client, timeline: list[str], old_pods: tuple[set[str], set[str]], cap: int
+) -> None:
+    """The HTTPS client's losses through the handover are upstream's bug and nothing else: none before 15 s
+    (less a second of clock resolution) after the first old controller stopped (the proxies' first push from a
+    new one), none after the last old proxy left the endpoints (terminating: its readiness fails at once), all
+    of them refused handshakes (no wrong certificate), spread over no more than `cap` seconds."""
+    handover = ("controller replaced", "proxy pods replaced")
+    lost = sorted(line for phase in handover for line in https.failed.get(phase, []))
+    old_controllers, old_proxies = old_pods
+    stopped = min(
+        _clock(line) for line in timeline if line.endswith(": terminating") and any(c in line for c in old_controllers)
+    )
+    gone = max(
+        _clock(line) for line in timeline if line.endswith(": terminating") and any(p in line for p in old_proxies)
+    )
+    show(
+        f"UPGRADE {old}: {len(lost)} TLS handshakes refused (#9918) between "
+        f"{(lost[0][:8] + ' and ' + lost[-1][:8]) if lost else '-'}; old controllers stopped {stopped - gone:+d} s "
+        f"before the last old proxy left (the window: from {stopped + 15 - gone:+d} s)"
+    )
+    for line in lost:
+        assert stopped + 14 <= _clock(line) <= gone + 2, (line, stopped, gone, lost)
+        assert "ConnectionResetError" in line or "SSL" in line, line
+    if lost:
+        assert _clock(lost[-1]) - _clock(lost[0]) <= cap, lost
 
 
 @pytest.mark.parametrize("old", OLDS)
@@ -396,14 +477,18 @@ def test_upgrade_to_v1_9_1_with_traffic(kube: Kube, old: str) -> None:
 
         # The upgrade, with new proxy pods held by admission: the controller moves, the proxies wait.
         old_pod = {p["metadata"]["name"] for p in _controller_pods(kube)}
+        old_proxies = {
+            p["metadata"]["name"] for p in kube.items(f"/api/v1/namespaces/{NS}/pods", labelSelector=PROXY_PODS)
+        }
         certs = (kube.get(f"/api/v1/namespaces/{NS}/secrets/envoy") or {}).get("data")
         leader = kube.wait(lambda: _leader(kube).strip(), 60, f"the {old} controller leads")
-        hold.enter_context(pods_held(kube, NS, "app.kubernetes.io/component", "proxy"))
+        if old in HELD:
+            hold.enter_context(pods_held(kube, NS, "app.kubernetes.io/component", "proxy"))
         mark = len(kube.cluster.audit())
         _phase(clients, "controller replaced")
         start = time.monotonic()
-        with Overlap(kube) as overlap:
-            upgrade = kube.playbook("install", new_cfg).ok()
+        overlap = hold.enter_context(Overlap(kube))  # stopped once the proxies rolled
+        upgrade = kube.playbook("install", new_cfg).ok()
         timings[f"install {NEW}"] = time.monotonic() - start
         assert overlap.most >= replicas + 1, "a real rolling update: a new controller pod ran beside the old ones"
         w = writes(kube, mark)
@@ -460,19 +545,23 @@ def test_upgrade_to_v1_9_1_with_traffic(kube: Kube, old: str) -> None:
             60,
             f"the proxy Deployments on {NEW}'s Envoy",
         )
-        status = kube.playbook("status", new_cfg)
-        assert status.returncode != 0, "status is not healthy while the proxies roll"
-        assert f"rolling to docker.io/envoyproxy/envoy:{ENVOY_OF_RELEASE[NEW]}" in status.output, status.output[-3000:]
-        planned = kube.playbook("plan", new_cfg).ok()
-        assert "Still rolling (as read before this run): proxies/" in planned.output, planned.output[-3000:]
-        assert f"{NEW} as installed" in planned.output
+        if old in HELD:
+            status = kube.playbook("status", new_cfg)
+            assert status.returncode != 0, "status is not healthy while the proxies roll"
+            rolling = f"rolling to docker.io/envoyproxy/envoy:{ENVOY_OF_RELEASE[NEW]}"
+            assert rolling in status.output, status.output[-3000:]
+            planned = kube.playbook("plan", new_cfg).ok()
+            assert "Still rolling (as read before this run): proxies/" in planned.output, planned.output[-3000:]
+            assert f"{NEW} as installed" in planned.output
 
         # The proxies roll: each new pod Ready before its old one drains and goes (maxUnavailable 0).
         _phase(clients, "proxy pods replaced")
         start = time.monotonic()
-        hold.close()
+        if old in HELD:
+            hold.close()  # the pods' admission hold, and the sampler
         kube.wait(lambda: _proxy_pods_settled(kube), 180, "the proxy pods rolled and the old ones gone")
         timings["proxy rollout"] = time.monotonic() - start
+        hold.close()
         _phase(clients, "after")
         time.sleep(1)
         # A controller restart after the upgrade (envoyproxy/gateway#9519: proxies lost TLS after one).
@@ -495,12 +584,22 @@ def test_upgrade_to_v1_9_1_with_traffic(kube: Kube, old: str) -> None:
             f"  wrong certificates: {len(https.wrong_certificates()) + len(passthrough.wrong_certificates())}\n"
             "UPGRADE timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items())
         )
+        failures = sorted({line for each in clients for lines in each.failed.values() for line in lines})
+        show(
+            "UPGRADE timeline (pods, lease holder; the first and last failures of each kind):\n  "
+            + "\n  ".join(overlap.timeline)
+            + ("\n  failures: " + " .. ".join(failures[:1] + failures[-1:]) if failures else "\n  failures: none")
+        )
+        handover = ("controller replaced", "proxy pods replaced")
         for each in clients:
-            for phase in ("controller replaced", "after", "controller restarted", "after restart"):
+            for phase in (*handover, "after", "controller restarted", "after restart"):
                 assert each.sent.get(phase), (phase, each.sent)
+                if each is https and phase in handover and old in UPSTREAM_WINDOW:
+                    continue  # judged below
                 assert not each.failed.get(phase), (each.port, phase, each.failed.get(phase))
+        if old in UPSTREAM_WINDOW:
+            _judge_upstream_window(old, https, overlap.timeline, (old_pod, old_proxies), UPSTREAM_WINDOW[old])
         assert not https.wrong_certificates() + passthrough.wrong_certificates()
-        assert status.returncode != 0
         assert kube.playbook("status", new_cfg).returncode == 0
 
         again = kube.playbook("install", new_cfg, record_helm=True).ok()

@@ -88,3 +88,85 @@ def test_install_waits_for_it_right_after_the_rollout() -> None:
     assert "previous_controller_query" in wait["polycrate_blocks.envoy.k8s_list"]["queries"]
     assert wait["until"] == "__envoy_apply_previous_controller.count == 0"
     assert wait["when"] == tasks[rollout]["when"]
+
+
+def _lease(holder: str | None, version: str = "4711") -> dict[str, Any]:
+    return {
+        "metadata": {"name": controller.LEADER_LEASE, "resourceVersion": version},
+        "spec": {"holderIdentity": holder} if holder is not None else {},
+    }
+
+
+def _pod(name: str) -> dict[str, Any]:
+    return {"metadata": {"name": name}}
+
+
+@pytest.mark.parametrize(
+    ("leases", "pods", "freed"),
+    [
+        # The upgrade's case: the old leader's pod is gone, the new ones wait out its lease.
+        (
+            [_lease("envoy-gateway-7d9f-old_2b6c1e0a-9c1f-4f1e-8a34-0b1d2c3e4f50")],
+            [_pod("envoy-gateway-5c4b-new1"), _pod("envoy-gateway-5c4b-new2")],
+            {
+                "holder": "envoy-gateway-7d9f-old_2b6c1e0a-9c1f-4f1e-8a34-0b1d2c3e4f50",
+                "pod": "envoy-gateway-7d9f-old",
+                "resource_version": "4711",
+            },
+        ),
+        # A live replica leads (a second install, or a new pod took the lease already): left alone.
+        ([_lease("envoy-gateway-5c4b-new1_0f0e")], [_pod("envoy-gateway-5c4b-new1")], {}),
+        # No lease yet (the first install), or nobody holds it: nothing to free.
+        ([], [_pod("envoy-gateway-5c4b-new1")], {}),
+        ([_lease(None)], [], {}),
+        ([_lease("")], [], {}),
+    ],
+    ids=["holder-gone", "holder-alive", "no-lease", "no-holder", "empty-holder"],
+)
+def test_install_frees_only_a_stopped_controllers_lease(
+    leases: list[dict[str, Any]], pods: list[dict[str, Any]], freed: dict[str, Any]
+) -> None:
+    assert lifecycle.stale_lease(leases, pods) == freed
+
+
+def test_install_frees_it_after_the_old_controller_stopped_on_its_version() -> None:
+    """Right after the wait for the old pods: the decision read, then the Lease deleted on the resourceVersion
+    read (a lease a new leader took meanwhile is not deleted), a conflict not a failure."""
+    tasks = yaml.safe_load((ROOT / "roles/envoy_apply/tasks/controller.yml").read_text(encoding="utf-8"))
+    names = [t["name"] for t in tasks]
+    stopped = names.index("Wait until the previous controller has stopped")
+    decide, free = tasks[stopped + 1 : stopped + 3]
+    assert decide["polycrate_blocks.envoy.lease_decision"] == {"plan": "{{ envoy_config_plan }}"}
+    delete = free["kubernetes.core.k8s"]
+    assert (delete["kind"], delete["name"], delete["state"]) == (
+        "Lease",
+        "{{ envoy_config_plan.controller.lease }}",
+        "absent",
+    )
+    assert delete["delete_options"]["preconditions"]["resourceVersion"] == (
+        "{{ __envoy_apply_lease.resource_version }}"
+    )
+    assert "__envoy_apply_lease.stale" in free["when"]
+    settings = plan(with_gateway()).to_dict()
+    lease, pods = lifecycle.lease_lookups(settings)
+    assert (lease["kind"], lease["name"], lease["namespace"]) == (
+        "Lease",
+        "5b9825d2.gateway.envoyproxy.io",
+        "envoy-gateway-system",
+    )
+    assert (pods["kind"], pods["label_selectors"]) == ("Pod", list(controller.POD_SELECTOR))
+
+
+def test_the_controller_rolls_every_replica_before_it_stops_one() -> None:
+    """deployment.envoyGateway.strategy: all new replicas Ready before any old one stops, so the proxies move
+    to the new controllers in one step; gateway-helm v1.9 renders it."""
+    values = plan(with_gateway({"controller": {"replicas": 2}})).helm.values
+    assert values["deployment"]["envoyGateway"]["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": "100%", "maxUnavailable": 0},
+    }
+    for chart in CHARTS:
+        if "v1.9." in chart.name:
+            assert ".Values.deployment.envoyGateway.strategy" in _chart_file(
+                chart, "templates/envoy-gateway-deployment.yaml"
+            )

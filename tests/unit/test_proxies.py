@@ -138,14 +138,14 @@ CASES: list[tuple[str, dict[str, Any], str, str, Any]] = [
         {},
         "eg-shared",
         f"{K}.envoyDeployment.strategy",
-        {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}},
+        {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "100%", "maxUnavailable": 0}},
     ),
     (
         "daemonset-rollout-surges",
         {"data_plane": {"kind": "DaemonSet"}},
         "eg-shared",
         f"{K}.envoyDaemonSet.strategy.rollingUpdate",
-        {"maxSurge": 1, "maxUnavailable": 0},
+        {"maxSurge": "100%", "maxUnavailable": 0},
     ),
     ("drain-defaults", {}, "eg-dedicated", "spec.shutdown", {"drainTimeout": "60s", "minDrainDuration": "30s"}),
     (

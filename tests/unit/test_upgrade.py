@@ -177,3 +177,20 @@ def test_proxies_are_read_with_the_rest() -> None:
     assert query["label_selectors"] == lifecycle.PROXY_SELECTOR
     assert not query["metadata_only"]
     assert "namespace" not in query, "GatewayNamespace mode puts proxies beside their Gateways"
+
+
+@pytest.mark.parametrize(("installed", "configured"), [("v1.9.0", "v1.9.1"), ("v1.9.0", "v1.10.0")])
+def test_leaving_v1_9_0_warns_that_running_proxies_lose_their_certificates(installed: str, configured: str) -> None:
+    """envoyproxy/gateway#9918: the summary says what the block does about it and what the operator must not do."""
+    step = release.upgrade_step(installed, configured, allow_downgrade=False)
+    (note,) = [w for w in step["warnings"] if "#9918" in w]
+    assert "loses its TLS certificates 15 s after" in note
+    assert "maxSurge 100%" in note
+    assert "hold no proxy pod back" in note
+    assert note in step["summary"]
+
+
+@pytest.mark.parametrize(("installed", "configured"), [("v1.8.3", "v1.9.1"), ("v1.9.1", "v1.9.1"), (None, "v1.9.0")])
+def test_other_steps_do_not_carry_the_v1_9_0_note(installed: str | None, configured: str) -> None:
+    step = release.upgrade_step(installed, configured, allow_downgrade=False)
+    assert not [w for w in step["warnings"] if "#9918" in w]

@@ -57,6 +57,17 @@ UPGRADE_NOTES = {
     "into gateway-helm's templates (the block renders neither it nor the crds subchart)",
 }
 
+# Upgrading away from one installed release, whatever the target (envoyproxy/gateway PR #9996, v1.9.1's
+# release notes): v1.9.1 put back the SDS initial fetch timeout v1.9.0 had set to 0s, and a running Envoy given
+# the changed source never receives the certificates again (envoyproxy/envoy#47309).
+LEAVING_NOTES = {
+    (1, 9, 0): "from v1.9.0, a proxy that keeps running across the controller change loses its TLS certificates "
+    "15 s after the new controller's first push (envoyproxy/gateway#9918): the block replaces every proxy fleet "
+    "at once (maxSurge 100%) and hands the controller's lease over as soon as the old controller stops, so "
+    "leave room for a second fleet while it rolls and hold no proxy pod back; EnvoyTlsCertificateMissing names a "
+    "proxy left behind (restart it)",
+}
+
 
 def semver(version: object) -> tuple[int, int, int] | None:
     """(major, minor, patch) of v1.9.0 / 1.9.0 / v1.9.0-rc.1; None for anything else."""
@@ -118,6 +129,8 @@ def _step(installed: str | None, configured: str, allow_downgrade: bool) -> dict
         )
     elif kind == "downgrade":
         step["warnings"].append(f"downgrading Envoy Gateway {installed} -> {configured} (chart.allow_downgrade)")
+    if kind in ("patch", "upgrade", "skip") and (note := LEAVING_NOTES.get(old)):
+        step["warnings"].append(note)
     if kind in ("upgrade", "skip"):
         for minor in range(old[1] + 1, new[1] + 1) if new[0] == old[0] else ():
             note = UPGRADE_NOTES.get((new[0], minor))

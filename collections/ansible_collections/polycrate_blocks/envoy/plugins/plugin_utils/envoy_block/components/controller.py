@@ -16,6 +16,14 @@ from ..model import Checked, Config, Problem
 RELEASE_NAME = "envoy-gateway"
 # The controller's Deployment, as gateway-helm names it.
 DEPLOYMENT = "envoy-gateway"
+# The Lease its replicas elect a leader by (the LeaderElectionID Envoy Gateway v1.8 and v1.9 set), in its
+# namespace. Only the leader provisions the proxies (their Deployments, Services).
+LEADER_LEASE = "5b9825d2.gateway.envoyproxy.io"
+# A controller upgrade starts every new replica before it stops an old one: the proxies then move from the old
+# controllers to the new ones in one step, not one replica at a time (each move is a push of the new
+# release's configuration: on v1.9.0 -> v1.9.1 the start of a 15 s clock, envoyproxy/gateway#9918). gateway-helm
+# v1.9 takes the strategy; v1.8's chart has no such value and keeps the Deployment's default.
+STRATEGY = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "100%", "maxUnavailable": 0}}
 # What else gateway-helm (v1.8, v1.9) names for the controller in its namespace: its ConfigMap, certgen's
 # service account (the chart's fullname, release plus chart name, "-certgen"), and the Secrets certgen writes
 # (the controller's xDS server certificate, the proxies' client one, rate limit's, the OIDC HMAC key).
@@ -82,7 +90,7 @@ def _deployment(config: Config, pod_labels: dict[str, str]) -> dict[str, Any]:
     pod: dict[str, Any] = {"labels": pod_labels, **_placement(settings)}
     deployment: dict[str, Any] = {
         "replicas": settings["replicas"],
-        "envoyGateway": {"resources": placement.resources(settings["resources"])},
+        "envoyGateway": {"resources": placement.resources(settings["resources"]), "strategy": STRATEGY},
         "pod": pod,
     }
     if settings["priority_class_name"]:
@@ -176,6 +184,8 @@ class ControllerSettings:
     install: bool
     deployment: str
     allow_downgrade: bool
+    lease: str
+    pod_selector: list[str]
 
 
 def release(config: Config) -> HelmRelease:
@@ -197,6 +207,8 @@ def settings(config: Config) -> ControllerSettings:
         install=bool(config.get("controller.install")),
         deployment=DEPLOYMENT,
         allow_downgrade=bool(config.get("chart.allow_downgrade")),
+        lease=LEADER_LEASE,
+        pod_selector=list(POD_SELECTOR),
     )
 
 

@@ -107,9 +107,13 @@ def _pod(config: Config, class_name: str) -> dict[str, Any]:
 
 
 def _strategy(kind: str) -> dict[str, Any]:
-    """Rolling updates add new proxies before removing old ones, so a fleet never runs below its size."""
-    surge = "25%" if kind == "Deployment" else 1
-    return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": surge, "maxUnavailable": 0}}
+    """Rolling updates add new proxies before removing old ones, so a fleet never runs below its size, and
+    they replace the whole fleet at once: a proxy that keeps running across a controller upgrade can lose its
+    TLS certificates (envoyproxy/gateway#9918, v1.9.0 -> v1.9.1: listeners go active without them 15 s after
+    the new controller's first push), so every old pod has to be out of the endpoints by then. The cost is
+    a second fleet's requests (CPU, memory) for the length of one rollout (docs/operations.md)."""
+    del kind  # the same for a Deployment and a DaemonSet (one surge pod per node)
+    return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "100%", "maxUnavailable": 0}}
 
 
 def _workload(config: Config, class_name: str) -> tuple[str, dict[str, Any]]:

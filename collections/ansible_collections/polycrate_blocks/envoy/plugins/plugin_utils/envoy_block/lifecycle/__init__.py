@@ -50,7 +50,7 @@ from .uninstall import (
     tenant_gateways,
     uninstall_lookups,
 )
-from .waits import gateway_line, previous_controller_query, wait_queries
+from .waits import gateway_line, lease_lookups, previous_controller_query, stale_lease, wait_queries
 
 __all__ = [
     "EG_LABEL",
@@ -73,6 +73,7 @@ __all__ = [
     "install_lookups",
     "install_state",
     "is_proxy",
+    "lease_lookups",
     "leftovers",
     "owned_kinds",
     "owns",
@@ -83,6 +84,7 @@ __all__ = [
     "ref",
     "rolled_out",
     "rollout_lines",
+    "stale_lease",
     "status",
     "status_lookups",
     "status_queries",

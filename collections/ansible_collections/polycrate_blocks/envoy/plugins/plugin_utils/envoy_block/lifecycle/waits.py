@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..components import controller
@@ -60,3 +60,46 @@ def gateway_line(gateway: Mapping[str, Any]) -> str:
     meta = gateway.get("metadata") or {}
     addresses = [str(a.get("value")) for a in (gateway.get("status") or {}).get("addresses") or []]
     return f"Gateway {meta.get('namespace')}/{meta.get('name')}: {', '.join(addresses) or 'no address yet'}"
+
+
+def lease_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The controller's leader Lease and its pods (metadata: names), the two things stale_lease reads."""
+    namespace = plan["namespace"]["name"]
+    return [
+        {
+            "api_version": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "name": plan["controller"]["lease"],
+            "namespace": namespace,
+        },
+        {
+            "api_version": "v1",
+            "kind": "Pod",
+            "namespace": namespace,
+            "label_selectors": list(plan["controller"]["pod_selector"]),
+            "metadata_only": True,
+        },
+    ]
+
+
+def stale_lease(leases: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The controller's leader Lease when the pod that holds it no longer exists, else {}.
+
+    Envoy Gateway does not give its lease back when it stops (no ReleaseOnCancel), so after an upgrade the
+    new replicas wait out the stopped leader's leaseDuration (15 s) before one of them leads, and only the
+    leader rolls the proxies onto the new release. Proxies that moved to a new controller meanwhile run its
+    configuration on their old bootstrap: on v1.9.0 -> v1.9.1 their TLS listeners lose their certificates 15 s
+    after that push (envoyproxy/gateway#9918). Deleting a dead holder's lease lets a live replica take it at
+    its next retry (2 s). The resourceVersion goes with the decision: install deletes on that precondition,
+    so a lease a new leader has taken meanwhile is left alone. The holder identity is <pod name>_<uuid>."""
+    if not leases:
+        return {}
+    lease = leases[0]
+    holder = str((lease.get("spec") or {}).get("holderIdentity") or "")
+    if not holder:
+        return {}
+    pod_name = holder.split("_", 1)[0]
+    if pod_name in {str((p.get("metadata") or {}).get("name")) for p in pods}:
+        return {}
+    meta = lease.get("metadata") or {}
+    return {"holder": holder, "pod": pod_name, "resource_version": str(meta.get("resourceVersion", ""))}

@@ -1,0 +1,29 @@
+"""Read the controller's leader Lease and pods once, decide with lifecycle.stale_lease, and return it. The
+role only deletes what it names."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_action import PlanAction, read_cluster
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import lifecycle
+
+
+class ActionModule(PlanAction):
+    # The connection options arrive from module_defaults (group/polycrate_blocks.envoy.k8s).
+    _VALID_ARGS = frozenset({"plan", *AUTH_ARG_SPEC})
+
+    def act(self, plan: dict[str, Any]) -> dict[str, Any]:
+        connection = {k: v for k, v in self._task.args.items() if k in AUTH_ARG_SPEC}
+        read = read_cluster(self, {**connection, "queries": lifecycle.lease_lookups(plan)}, self.task_vars)
+        if read.get("failed"):
+            return read
+        lease, pods = (result["resources"] for result in read["results"])
+        found = lifecycle.stale_lease(lease, pods)
+        return {
+            "changed": False,
+            "stale": bool(found),
+            "holder": found.get("holder", ""),
+            "resource_version": found.get("resource_version", ""),
+        }
