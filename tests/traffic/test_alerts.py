@@ -70,6 +70,7 @@ from envoy_block.components.monitoring import PROXY_METRICS_PATH
 from envoy_block.components.proxies import fleet_size, seconds
 from envoy_block.polycrate import merge_config
 from tests.conftest import ROOT
+from tests.support import metric_names
 from tests.support.helpers import load, objects
 from tests.support.output import show
 from tests.translator import configs
@@ -335,6 +336,11 @@ class XdsEnvoy:
             if key == name:
                 return int(value)
         return -1
+
+    def exposed(self) -> set[str]:
+        """The metric names of Envoy's Prometheus exposition, as the scraper reads them."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.admin_port}/stats/prometheus", timeout=5) as answer:
+            return metric_names.exposed(answer.read().decode())
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -715,6 +721,9 @@ def _phases(
     assert handshake is not None, "a TLS handshake succeeded without the certificate"
     refused = f"listener.127.0.0.1_{tls_port}.server_ssl_socket_factory.downstream_context_secrets_not_ready"
     assert second.stat(refused) >= 1, "Envoy did not count the handshake it refused"
+    # The names the observability tests leave out (their Envoys have no SDS-fed TLS listener) are here.
+    unexposed = metric_names.ENVOY_SDS_ONLY - second.exposed()
+    assert not unexposed, f"the probe's exposition lacks {sorted(unexposed)}"
     wait_firing(
         mon, {"EnvoyTlsCertificateMissing"}, f"a certificate that never arrives ({handshake})", fault, PROBE_FLEET
     )
@@ -877,6 +886,11 @@ class StandaloneController:
     def output(self) -> str:
         self.log.flush()
         return (self.dir / "envoy-gateway.log").read_text(encoding="utf-8", errors="replace")
+
+    def exposed(self) -> set[str]:
+        """The metric names of Envoy's Prometheus exposition, as the scraper reads them."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.admin_port}/stats/prometheus", timeout=5) as answer:
+            return metric_names.exposed(answer.read().decode())
 
     def stop(self) -> None:
         if self.process.poll() is None:

@@ -76,5 +76,5 @@ def test_alerts_and_panels_name_only_metrics_the_real_waf_exposes(tmp_path: Path
     assert used, "the alerts and dashboards use the WAF's metrics"
     lacking = metric_names.missing(rendered, "waf", real)
     assert not lacking, f"queries name metrics the WAF does not expose: {lacking}"
-    lacking = metric_names.missing(rendered, "envoy", envoy, metric_names.ENVOY_XDS_ONLY)
+    lacking = metric_names.missing(rendered, "envoy", envoy, metric_names.ENVOY_XDS_ONLY | metric_names.ENVOY_SDS_ONLY)
     assert not lacking, f"queries name metrics the real Envoy does not expose: {lacking}"
