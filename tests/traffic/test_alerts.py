@@ -887,11 +887,6 @@ class StandaloneController:
         self.log.flush()
         return (self.dir / "envoy-gateway.log").read_text(encoding="utf-8", errors="replace")
 
-    def exposed(self) -> set[str]:
-        """The metric names of Envoy's Prometheus exposition, as the scraper reads them."""
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.admin_port}/stats/prometheus", timeout=5) as answer:
-            return metric_names.exposed(answer.read().decode())
-
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()  # it stops the Envoys it runs before it exits
