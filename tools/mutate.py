@@ -277,6 +277,23 @@ MUTATIONS = (
         keyword="envoy_proxy_patch_flag",
     ),
     Mutation(
+        "listener-guard-merged",
+        "on the merged shared class a tenant's catch-all HTTPS listener may not share the bootstrap TLS listener's port "
+        "(tenant_guards.listeners: Envoy rejects the port's listener, envoyproxy/gateway#9341)",
+        f"{PKG}/components/tenant_guards.py",
+        '"h.port in variables.bootstrapTlsPorts)",',
+        '"h.port in variables.bootstrapTlsPorts && false)",',
+        ("tests/unit/test_listener_guard.py",),
+    ),
+    Mutation(
+        "listener-render-empty-match",
+        "render refuses the bootstrap Gateway's catch-all HTTPS listener beside a TLS listener on one port",
+        f"{PKG}/components/gateway.py",
+        "if advisories.fixes(advisories.EMPTY_MATCH_ON_A_SHARED_PORT, tag) is not True:",
+        "if advisories.fixes(advisories.EMPTY_MATCH_ON_A_SHARED_PORT, tag) is None:",
+        ("tests/unit/test_listener_guard.py",),
+    ),
+    Mutation(
         "tenant-guard-envoyproxy-waf-names",
         "tenants' EnvoyProxy objects may not reuse the WAF's names (tenant_guards.envoy_proxy)",
         f"{PKG}/components/tenant_guards.py",

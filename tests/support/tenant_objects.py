@@ -399,3 +399,86 @@ BACKEND_CASES: list[tuple[str, dict[str, Any], str | None]] = [
     ("unix", backend("unix", {"unix": {"path": "/var/run/envoy.sock"}}), UNIX_HINT),
     ("dynamic-resolver", backend("dynamic-resolver", type="DynamicResolver"), RESOLVER_HINT),
 ]
+
+
+# ---- Gateways against tenant_guards.listeners (config LISTENER_CONFIG: the reference README's bootstrap
+# Gateway, HTTP on 80 and TLS Passthrough on 443 without hostname, on the merged shared class).
+LISTENER_NAMESPACE = "tenant-listeners"
+LISTENER_CONFIG: dict[str, Any] = {"default_gateway": {"enabled": True}}
+ONE_GATEWAY_HINT = "share a port on this Gateway"
+BOOTSTRAP_TLS_HINT = "shares one Envoy listener with envoy-gateway-system/eg-shared's TLS listener"
+SAME_HOSTNAME_HINT = "with the port and hostname of a TLS listener of envoy-gateway-system/eg-shared"
+LISTENER_CERT = "shop-tls"
+
+
+def https_listener(name: str, port: int = 443, hostname: str | None = None) -> dict[str, Any]:
+    listener: dict[str, Any] = {"name": name, "protocol": "HTTPS", "port": port}
+    if hostname:
+        listener["hostname"] = hostname
+    listener["tls"] = {"mode": "Terminate", "certificateRefs": [{"kind": "Secret", "name": LISTENER_CERT}]}
+    return listener
+
+
+def tls_listener(name: str, port: int = 443, hostname: str | None = None) -> dict[str, Any]:
+    listener: dict[str, Any] = {"name": name, "protocol": "TLS", "port": port, "tls": {"mode": "Passthrough"}}
+    if hostname:
+        listener["hostname"] = hostname
+    return listener
+
+
+def listener_gateway(name: str, class_name: str, *listeners: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GW_API}/v1",
+        "kind": "Gateway",
+        "metadata": {"name": name, "namespace": LISTENER_NAMESPACE},
+        "spec": {"gatewayClassName": class_name, "listeners": list(listeners)},
+    }
+
+
+LISTENER_CASES: list[tuple[str, dict[str, Any], str | None]] = [
+    # Refused: what Envoy Gateway v1.9.1 turns into a listener Envoy rejects.
+    (
+        "catch-all-https-beside-tls",
+        listener_gateway(
+            "both", "eg-dedicated", https_listener("https"), tls_listener("tls", hostname="*.example.com")
+        ),
+        ONE_GATEWAY_HINT,
+    ),
+    (
+        "catch-all-https-on-the-shared-tls-port",
+        listener_gateway("catch-all", "eg-shared", https_listener("https")),
+        BOOTSTRAP_TLS_HINT,
+    ),
+    # Admitted: a hostname tells the filter chains apart; another port or class is another Envoy listener.
+    (
+        "https-with-hostname-beside-tls",
+        listener_gateway(
+            "named",
+            "eg-dedicated",
+            https_listener("https", hostname="shop.example.com"),
+            tls_listener("tls", hostname="*.example.com"),
+        ),
+        None,
+    ),
+    (
+        "https-with-hostname-on-the-shared-tls-port",
+        listener_gateway("hostname-on-443", "eg-shared", https_listener("https", hostname="shop.example.com")),
+        None,
+    ),
+    (
+        "catch-all-https-on-another-port",
+        listener_gateway("other-port", "eg-shared", https_listener("https", 8443)),
+        None,
+    ),
+    ("catch-all-https-on-the-dedicated-class", listener_gateway("own", "eg-dedicated", https_listener("https")), None),
+    (
+        "tls-on-the-shared-tls-port",
+        listener_gateway("passthrough", "eg-shared", tls_listener("tls", hostname="db.example.com")),
+        None,
+    ),
+    (
+        "another-class",
+        listener_gateway("foreign", "other", https_listener("https"), tls_listener("tls", hostname="*.example.com")),
+        None,
+    ),
+]

@@ -56,6 +56,26 @@ ENVOY_PROXY_PATCH = Advisory(
     "envoyproxy/gateway release-notes/v1.9.2.yaml",
 )
 
+# Listeners Envoy Gateway translates into filter chains Envoy rejects: the listener guard refuses them at
+# admission and the bootstrap Gateway's check at render while the controller lacks these fixes
+# (components/tenant_guards.py, components/gateway.py).
+EMPTY_MATCH_ON_A_SHARED_PORT = Advisory(
+    ENVOY_GATEWAY,
+    "duplicate filter chain matcher on a shared port",
+    "a TLS listener with no attached routes on a port an HTTPS listener shares makes Envoy reject every "
+    "later xDS update of that listener",
+    "v1.9.2",
+    "envoyproxy/gateway release-notes/v1.9.2.yaml",
+)
+MERGED_HOSTNAME_CLASH = Advisory(
+    ENVOY_GATEWAY,
+    "merged HTTPS and TLS listeners on one port and hostname (envoyproxy/gateway#10013)",
+    "HTTPS and TLS listeners of different merged Gateways on one port and hostname are accepted and "
+    "Envoy rejects the listener (the rest: envoyproxy/gateway#10014)",
+    "v1.9.2",
+    "envoyproxy/gateway release-notes/v1.9.2.yaml",
+)
+
 TABLE: tuple[Advisory, ...] = (
     Advisory(
         ENVOY_GATEWAY,
@@ -81,22 +101,8 @@ TABLE: tuple[Advisory, ...] = (
         "v1.9.2",
         "envoyproxy/gateway release-notes/v1.9.2.yaml",
     ),
-    Advisory(
-        ENVOY_GATEWAY,
-        "duplicate filter chain matcher on a shared port",
-        "a TLS listener with no attached routes on a port an HTTPS listener shares makes Envoy reject every "
-        "later xDS update of that listener",
-        "v1.9.2",
-        "envoyproxy/gateway release-notes/v1.9.2.yaml",
-    ),
-    Advisory(
-        ENVOY_GATEWAY,
-        "merged HTTPS and TLS listeners on one port and hostname (envoyproxy/gateway#10013)",
-        "HTTPS and TLS listeners of different merged Gateways on one port and hostname are accepted and "
-        "Envoy rejects the listener (the rest: envoyproxy/gateway#10014)",
-        "v1.9.2",
-        "envoyproxy/gateway release-notes/v1.9.2.yaml",
-    ),
+    EMPTY_MATCH_ON_A_SHARED_PORT,
+    MERGED_HOSTNAME_CLASH,
     Advisory(
         ENVOY,
         "CVE-2026-35189",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .. import labels, proxy_ports
+from .. import advisories, labels, proxy_ports
 from ..model import Checked, Config, Problem
 from ..plan import Phase, Step
 
@@ -90,6 +90,9 @@ def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
     default = values["default_gateway"]
     if default["enabled"]:
         problems += _listener_problems(default["listeners"])
+        tag = str(values["image"]["controller"]["tag"])
+        if advisories.fixes(advisories.EMPTY_MATCH_ON_A_SHARED_PORT, tag) is not True:
+            problems += _empty_match_problems(default["listeners"], tag)
     elif "listeners" in raw.get("default_gateway", {}):
         # The bootstrap Gateway is opt-in: listeners alone render nothing, and install would prune a
         # Gateway an earlier version (on by default) created.
@@ -197,6 +200,30 @@ def _shared_port_problems(
                 )
             )
     return problems
+
+
+def _empty_match_problems(listeners: list[Mapping[str, Any]], tag: str) -> list[Problem]:
+    """An HTTPS listener without hostname on a port a TLS listener shares: while the TLS listener has no
+    TLSRoute, a controller without advisories.EMPTY_MATCH_ON_A_SHARED_PORT's fix gives both the same empty
+    filter-chain match, and Envoy rejects the port's listener and every later change to it (the same rule
+    the listener guard applies to tenants' Gateways: components/tenant_guards.py)."""
+    tls: dict[int, int] = {}
+    for index, listener in enumerate(listeners):
+        # A TLS listener without hostname is already a HostnameConflict with it (_shared_port_problems).
+        if listener["protocol"] == "TLS" and "hostname" in listener:
+            tls.setdefault(listener["port"], index)
+    return [
+        Problem(
+            f"config.default_gateway.listeners[{index}].hostname",
+            f"an HTTPS listener without hostname shares port {listener['port']} with listeners"
+            f"[{tls[listener['port']]}] (TLS): while that has no TLSRoute, Envoy Gateway {tag} gives both the "
+            "same empty filter-chain match, and Envoy rejects the port's listener and every later change to it "
+            "(envoyproxy/gateway#9341, fixed in v1.9.2); set this listener's hostname, or move one of the two "
+            "to another port",
+        )
+        for index, listener in enumerate(listeners)
+        if listener["protocol"] == "HTTPS" and "hostname" not in listener and listener["port"] in tls
+    ]
 
 
 def _listener_problems(listeners: list[Mapping[str, Any]]) -> list[Problem]:

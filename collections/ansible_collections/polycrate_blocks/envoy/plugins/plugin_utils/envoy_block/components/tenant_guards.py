@@ -11,6 +11,14 @@ shares that namespace: a proxy fleet under its name would overwrite its Deployme
 v1.9.2 closed the collisions in its own code and added the EnvoyProxyPatch runtime flag; v1.9.1, the newest
 release obtainable here, has neither, so the API server refuses them instead.
 
+`tenant_guards.listeners`: Gateways of the block's classes may not combine listeners that Envoy Gateway v1.9.1
+translates into filter chains Envoy rejects (advisories.EMPTY_MATCH_ON_A_SHARED_PORT, MERGED_HOSTNAME_CLASH):
+Envoy then keeps the port's previous listener and refuses every later change to it, for every Gateway merged
+onto it. A policy sees one object, so it judges a Gateway's own listeners and, on the merged shared class,
+its listeners against the bootstrap Gateway's (known at render); two tenants' Gateways against each other
+and TLSRoute hostnames are out of its reach (docs/security.md names them, EnvoyXdsConfigRejected pages).
+Rendered only while the configured controller lacks the fixes (v1.9.2).
+
 Who may still write EnvoyProxy objects: whoever may write in the block's namespace (the controller's). The
 block's own EnvoyProxies obey every rule (tests/unit/test_tenant_guards.py renders them and evaluates the
 policy on them), so the policy exempts nobody: no label, field manager or annotation a tenant could copy
@@ -214,8 +222,127 @@ def backend_guard(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
     return admission.objects(config, backend_guard_name(config), BACKEND_RESOURCE, rules, variables=variables)
 
 
+GATEWAY_RESOURCE = admission.Resource("gateway.networking.k8s.io", "v1", "gateways")
+LISTENER_ROWS = (advisories.EMPTY_MATCH_ON_A_SHARED_PORT, advisories.MERGED_HOSTNAME_CLASH)
+
+
+def listener_guard_name(config: Config) -> str:
+    return f"{config.block_name}-listener-guard"
+
+
+def listener_guard_needed(config: Config) -> bool:
+    """On (the default) and the configured controller lacks a fix the guard stands in for (a tag that names
+    no version counts as lacking it)."""
+    tag = str(config.get("image.controller.tag"))
+    return bool(config.get("tenant_guards.listeners")) and any(
+        advisories.fixes(row, tag) is not True for row in LISTENER_ROWS
+    )
+
+
+def _cel_list(values: list[Any]) -> str:
+    return "[" + ", ".join(admission.cel_string(v) if isinstance(v, str) else str(v) for v in values) + "]"
+
+
+def listener_guard(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
+    """ValidatingAdmissionPolicy + binding: deny Gateways of the block's classes whose listeners Envoy
+    Gateway v1.9.1 turns into filter chains Envoy rejects (the bootstrap Gateway's own are refused at
+    render: components/gateway.py)."""
+    shared = config.get("gatewayclass.shared.name")
+    dedicated = config.get("gatewayclass.dedicated.name")
+    tag = config.get("image.controller.tag")
+    owner = f"{config.get('namespace')}/{config.get('default_gateway.name')}"
+    merged = bool(config.get("default_gateway.enabled") and config.get("gatewayclass.shared.merge_gateways"))
+    bootstrap = config.get("default_gateway.listeners") if merged else []
+    tls_ports = sorted({lst["port"] for lst in bootstrap if lst["protocol"] == "TLS"})
+    catch_all_ports = sorted({lst["port"] for lst in bootstrap if lst["protocol"] == "HTTPS" and "hostname" not in lst})
+
+    def hosts(protocol: str) -> list[str]:
+        return sorted(
+            {
+                f"{lst['port']}/{lst['hostname']}"
+                for lst in bootstrap
+                if lst["protocol"] == protocol and "hostname" in lst
+            }
+        )
+
+    on_shared = f"object.spec.gatewayClassName != {admission.cel_string(shared)} || "
+    rules = [
+        admission.Rule(
+            "!object.spec.listeners.exists(h, h.protocol == 'HTTPS' && !has(h.hostname) && "
+            "object.spec.listeners.exists(t, t.protocol == 'TLS' && t.port == h.port))",
+            "a TLS listener and an HTTPS listener without hostname share a port on this Gateway: while the TLS "
+            f"listener has no TLSRoute (as when it is created, and after its last route goes), Envoy Gateway {tag} "
+            "gives both the same empty filter-chain match, and Envoy rejects that port's listener and every "
+            "later change to it (envoyproxy/gateway#9341, fixed in v1.9.2). Give the HTTPS listener a hostname, "
+            "or put one of the two on another port.",
+        )
+    ]
+    variables: list[tuple[str, str]] = []
+    if tls_ports:
+        variables.append(("bootstrapTlsPorts", _cel_list(tls_ports)))
+        rules.append(
+            admission.Rule(
+                on_shared + "!object.spec.listeners.exists(h, h.protocol == 'HTTPS' && !has(h.hostname) && "
+                "h.port in variables.bootstrapTlsPorts)",
+                f"class {shared} merges Gateways, so an HTTPS listener without hostname on port "
+                f"{', '.join(map(str, tls_ports))} shares one Envoy listener with {owner}'s TLS listener: while "
+                f"that has no TLSRoute, Envoy Gateway {tag} gives both the same empty filter-chain match, and "
+                f"Envoy rejects the port's listener for every Gateway of {shared} and every later change to it "
+                f"(envoyproxy/gateway#9341, fixed in v1.9.2). Give the HTTPS listener a hostname, use another "
+                f"port, or the {dedicated} class.",
+            )
+        )
+    if catch_all_ports:
+        variables.append(("bootstrapCatchAllHttpsPorts", _cel_list(catch_all_ports)))
+        rules.append(
+            admission.Rule(
+                on_shared + "!object.spec.listeners.exists(t, t.protocol == 'TLS' && "
+                "t.port in variables.bootstrapCatchAllHttpsPorts)",
+                f"class {shared} merges Gateways, so a TLS listener on port {', '.join(map(str, catch_all_ports))} "
+                f"shares one Envoy listener with {owner}'s HTTPS listener without hostname: while the TLS "
+                f"listener has no TLSRoute, Envoy Gateway {tag} gives both the same empty filter-chain match, and "
+                f"Envoy rejects the port's listener for every Gateway of {shared} and every later change to it "
+                f"(envoyproxy/gateway#9341, fixed in v1.9.2). Use another port, or the {dedicated} class.",
+            )
+        )
+    for protocol, other, variable in (("HTTPS", "TLS", "bootstrapTlsHosts"), ("TLS", "HTTPS", "bootstrapHttpsHosts")):
+        taken = hosts(other)
+        if not taken:
+            continue
+        variables.append((variable, _cel_list(taken)))
+        rules.append(
+            admission.Rule(
+                on_shared + f"!object.spec.listeners.exists(l, l.protocol == '{protocol}' && has(l.hostname) && "
+                f"(string(l.port) + '/' + l.hostname) in variables.{variable})",
+                f"class {shared} merges Gateways, so a {protocol} listener with the port and hostname of a "
+                f"{other} listener of {owner} ({', '.join(taken)}) gets the same SNI match as that one, and Envoy "
+                f"rejects the port's listener for every Gateway of {shared} and every later change to it "
+                f"(envoyproxy/gateway#10013, fixed in v1.9.2). Use another hostname or port, or the {dedicated} "
+                "class.",
+            )
+        )
+    return admission.objects(
+        config,
+        listener_guard_name(config),
+        GATEWAY_RESOURCE,
+        tuple(rules),
+        variables=tuple(variables),
+        match_conditions=(
+            ("blockClass", f"object.spec.gatewayClassName in {_cel_list([shared, dedicated])}"),
+            (
+                "notTheDefaultGateway",
+                f"object.metadata.namespace != {admission.cel_string(config.get('namespace'))} || "
+                f"object.metadata.name != {admission.cel_string(config.get('default_gateway.name'))}",
+            ),
+        ),
+    )
+
+
 def build(config: Config) -> list[Step]:
     steps = []
+    if listener_guard_needed(config):
+        # Before the Gateways (the bootstrap one is exempt, but a tenant's applied meanwhile is not).
+        steps += admission.steps(listener_guard(config), Phase.GATEWAYCLASS)
     if config.get("tenant_guards.envoy_proxy"):
         # Before the block's own EnvoyProxies (same phase, earlier component): they pass it on every apply.
         steps += admission.steps(envoy_proxy_guard(config), Phase.PROXY_CONFIG)
