@@ -20,9 +20,10 @@ EnvoyProxyFleetBelowSize for that fleet only); the baseline replayed (replay_bas
 EnvoyWafBlockingAboveBaseline quiet while the WAF blocks above waf_block_min_rate, and an attack burst fires
 it; the WAF stopped fires EnvoyWafDown, EnvoyWafStreamsFailing and, fail closed, EnvoyDownstream5xxRatioHigh
 (not the upstream one); a backend answering 500s fires EnvoyUpstream5xxRatioHigh on the route's cluster; a
-backend answering after 1.5 s fires EnvoyP99LatencyHigh; one probe rejecting an LDS update (duplicate
-listener) fires EnvoyXdsConfigRejected and the other stopped fires EnvoyProxyFleetBelowSize for the probe
-fleet; uploads stalled one byte short (their bodies held in the WAF's buffer) fire EnvoyProxyMemoryNearLimit;
+backend answering after 1.5 s fires EnvoyP99LatencyHigh; one probe rejecting an LDS update (the listener
+v1.9.1 builds for a catch-all HTTPS beside a TLS listener without routes) fires EnvoyXdsConfigRejected and the
+other stopped fires EnvoyProxyFleetBelowSize for the probe fleet; uploads stalled one byte short (their bodies
+held in the WAF's buffer) fire EnvoyProxyMemoryNearLimit;
 every proxy stopped fires EnvoyProxiesDown.
 
 test_controller_alerts_fire_on_a_real_controller: the real controller (v1.9.1) standalone (file provider,
@@ -74,6 +75,7 @@ from tests.support import metric_names
 from tests.support.helpers import load, objects
 from tests.support.output import show
 from tests.translator import configs
+from tests.translator.faults import empty_match_listener
 
 from .deploy import Deployed, deployed
 from .stack import ENVOY, WAF_ENV, dies_with_us, http_request, wait_for
@@ -283,7 +285,13 @@ class XdsEnvoy:
             "node": {"id": "xds-probe", "cluster": "xds-probe"},
             "admin": {"address": {"socket_address": {"address": "127.0.0.1", "port_value": self.admin_port}}},
             "dynamic_resources": {
-                "lds_config": {"resource_api_version": "V3", "path_config_source": {"path": str(self.lds)}}
+                "lds_config": {"resource_api_version": "V3", "path_config_source": {"path": str(self.lds)}},
+                # Envoy Gateway's listeners take their routes and secrets over ADS: here from nobody.
+                "ads_config": {
+                    "api_type": "GRPC",
+                    "transport_api_version": "V3",
+                    "grpc_services": [{"envoy_grpc": {"cluster_name": SILENT_SDS}}],
+                },
             },
             "static_resources": {
                 "clusters": [
@@ -317,6 +325,10 @@ class XdsEnvoy:
         staged = self.dir / "lds.staged.yaml"
         staged.write_text(yaml.safe_dump({"resources": listeners}), encoding="utf-8")
         staged.rename(self.lds)
+
+    def output(self) -> str:
+        self.log.flush()
+        return (self.dir / "envoy.log").read_text(encoding="utf-8", errors="replace")
 
     def lds_stat(self, name: str) -> int:
         return self.stat(f"listener_manager.lds.update_{name}")
@@ -730,12 +742,18 @@ def _phases(
     fleets = {labels.get(FLEET_LABEL, "") for labels in mon.labels("EnvoyTlsCertificateMissing")}
     assert fleets == {PROBE_FLEET}, f"EnvoyTlsCertificateMissing names {fleets}, not the probe's fleet"
 
-    # A rejected xDS update (two listeners of one name in one LDS version, which Envoy refuses) on one probe,
-    # and the other probe stopped: its fleet runs one proxy of two.
-    first.update([_listener("probe", free_port()), _listener("probe", free_port())])
+    # A rejected xDS update on one probe: the listener Envoy Gateway v1.9.1 itself builds for a catch-all
+    # HTTPS listener beside a TLS listener without routes (envoyproxy/gateway#9341, tests/translator/faults.py),
+    # which Envoy refuses; and the other probe stopped: its fleet runs one proxy of two.
+    rejected = {
+        **empty_match_listener(),
+        "address": {"socketAddress": {"address": "127.0.0.1", "portValue": free_port()}},
+    }
+    first.update([_listener("probe", free_port()), rejected])
     second.stop()
     fault = time.monotonic()
     wait_for("the LDS-subscribed Envoy rejecting the update", lambda: first.lds_stat("rejected") == 1)
+    assert "has the same matching rules defined as" in first.output(), "rejected for another reason"
     wait_firing(
         mon,
         {"EnvoyXdsConfigRejected", "EnvoyProxyFleetBelowSize"},
