@@ -473,6 +473,22 @@ MUTATIONS = (
         ("tests/unit/test_waf_exclusions.py",),
     ),
     Mutation(
+        "waf-exclusion-every-value",
+        "an exclusion conditioned on an argument's value applies only when every value matches (q=plain&q=payload)",
+        f"{PKG}/waf_exclusions.py",
+        "        every=True,\n",
+        "        every=False,\n",
+        ("tests/unit/test_waf_exclusions.py",),
+    ),
+    Mutation(
+        "waf-exclusion-guard-negated",
+        "the guard of an argument-conditioned exclusion flags the values that do not match",
+        f"{PKG}/waf_exclusions.py",
+        """f'SecRule {variable} "!{operator}" "id:{guard}""",
+        """f'SecRule {variable} "{operator}" "id:{guard}""",
+        ("tests/unit/test_waf_exclusions.py",),
+    ),
+    Mutation(
         "hostile-waf-rollout-gate",
         "install applies the WAF's EnvoyExtensionPolicy only after its Deployment rolled out",
         f"{PKG}/components/waf.py",

@@ -66,3 +66,30 @@ def test_runtime_ids_are_the_blocks_own() -> None:
     assert ids
     assert len(set(ids)) == len(ids)
     assert all(i in seclang.BLOCK_IDS for i in ids)
+
+
+def test_an_argument_condition_holds_for_every_value() -> None:
+    """A client can send an argument twice (q=plain&q=payload): an exclusion conditioned on an argument's value
+    applies only when every value matches. Rendered as a guard that flags any value not matching, then the
+    ctl rule only without the flag, both in the phase the argument is read in, the guard first."""
+    before, _ = waf_exclusions.directives(2)
+    lines = before.splitlines()
+    guarded = [e for e in waf_exclusions.EXCLUSIONS if e.when is not None and e.when[0].startswith("ARGS")]
+    assert guarded  # the search exclusion
+    for item in guarded:
+        assert item.when is not None
+        assert item.every, item.reason
+        variable, operator = item.when
+        (at,) = [i for i, line in enumerate(lines) if line.startswith(f'SecRule {variable} "!{operator}" ')]
+        flag = re.search(r",setvar:tx\.(\w+)=1\"$", lines[at])
+        assert flag, lines[at]
+        assert "ctl:" not in lines[at]
+        assert lines[at + 1].startswith(f'SecRule &TX:{flag.group(1)} "@eq 0" '), lines[at + 1]
+        assert lines[at + 1].count("ctl:ruleRemoveTargetById=") == len(item.rules) * len(item.targets)
+        assert all(f",phase:{item.phase}," in line for line in lines[at : at + 2])
+
+
+def test_search_exclusion_reads_the_body() -> None:
+    """GraphQL's q is a JSON body argument: its guard must run in phase 2, when the body has been parsed."""
+    (search,) = [e for e in waf_exclusions.EXCLUSIONS if e.targets == waf_exclusions.SEARCH_QUERIES]
+    assert search.phase == 2

@@ -5,12 +5,15 @@ settings the block renders) blocks what plain level 2 blocks and lets the benign
 from __future__ import annotations
 
 import hashlib
+import json
+import re
+import urllib.parse
 from pathlib import Path
 
 import pytest
 
 from envoy_waf import benign, efficacy
-from envoy_waf.traffic import CORPORA, SPLITS, read, split_of, write
+from envoy_waf.traffic import CORPORA, SPLITS, Request, make, read, split_of, write
 
 SLICE = 100  # requests of each corpus: about 330 in all, under a minute per configuration here
 
@@ -39,9 +42,61 @@ def outcomes(crs: str) -> dict[str, list[efficacy.Outcome]]:
     return {name: efficacy.run(efficacy.CONFIGS[name], Path(crs), requests) for name in ("pl2", "profile-pl2")}
 
 
+# What a value needs to leave the context a search query is put in (a quoted SQL string, a shell argument,
+# HTML text): the search exclusion never applies to a q holding one of these (waf_exclusions.PLAIN_SEARCH).
+BREAKOUT = re.compile(r"['\"`;|&$\\%#{}\[\]\n]|--|/\*|//|<[^ 0-9=]")
+
+
+def _query(req: Request) -> str | None:
+    values = urllib.parse.parse_qs(urllib.parse.urlsplit(req.path).query).get("q")
+    return values[0] if values else None
+
+
 def test_profile_keeps_every_attack_its_level_blocks(outcomes: dict[str, list[efficacy.Outcome]]) -> None:
+    """Level 2 with the exclusions blocks what plain level 2 blocks, but for plain-text search queries: those
+    it may pass (a command or SQL words without a quote, separator, comment or tag: docs/waf.md)."""
+    requests = {(r.corpus, r.id): r for r in (o.request for o in outcomes["pl2"])}
     for split in SPLITS:
-        assert efficacy.lost_attacks(outcomes["pl2"], outcomes["profile-pl2"], split) == []
+        for lost in efficacy.lost_attacks(outcomes["pl2"], outcomes["profile-pl2"], split):
+            corpus, rid = lost.split(" ", 1)[0].split("/", 1)
+            q = _query(requests[corpus, rid])
+            assert q is not None, lost
+            assert not BREAKOUT.search(q), lost
+
+
+def _search(rid: str, *queries: str, attack: bool) -> Request:
+    query = "&".join("q=" + urllib.parse.quote(q, safe="") for q in queries)
+    headers = [("Host", "app.example.com"), ("User-Agent", "Mozilla/5.0"), ("Accept", "text/html")]
+    return make("probe", rid, "search", "GET", f"/search?{query}", headers, attack=attack)
+
+
+def _graphql(rid: str, q: str, *, attack: bool) -> Request:
+    body = json.dumps({"query": "query S($q: String!) { search(q: $q) { id } }", "variables": {"q": q}})
+    headers = [("Host", "app.example.com"), ("Content-Type", "application/json")]
+    return make("probe", rid, "graphql", "POST", "/graphql", headers, body.encode(), attack=attack)
+
+
+# Searches the search exclusion passes, and the same words made into an injection (each blocked by plain
+# level 2 only through rules the exclusion takes off a plain q, so only the guard keeps them blocked).
+PLAIN = ("ls -la explained", "eval() in javascript", "SELECT COUNT(*) slow postgres", "price < 100 EUR")
+INJECTED = ("a;id|", "eval('sleep 5');", "' SELECT COUNT(*) --", "<h1>price</h1>")
+
+
+def test_search_exclusion_is_for_plain_text_only(crs: str) -> None:
+    probes = [_search(f"plain-{i}", q, attack=False) for i, q in enumerate(PLAIN)]
+    probes += [_graphql(f"gql-plain-{i}", q, attack=False) for i, q in enumerate(PLAIN)]
+    probes += [_search(f"injected-{i}", q, attack=True) for i, q in enumerate(INJECTED)]
+    probes += [_graphql(f"gql-injected-{i}", q, attack=True) for i, q in enumerate(INJECTED)]
+    # A plain value beside an injected one: the exclusion must not ride on the plain one.
+    probes += [_search(f"pair-{i}", p, q, attack=True) for i, (p, q) in enumerate(zip(PLAIN, INJECTED, strict=True))]
+    verdicts = {
+        name: {o.request.id: o.verdict for o in efficacy.run(efficacy.CONFIGS[name], Path(crs), probes)}
+        for name in ("pl2", "profile-pl2")
+    }
+    for req in probes:
+        expected = "blocked" if req.attack else "passed"
+        assert verdicts["profile-pl2"][req.id] == expected, (req.id, req.path)
+        assert verdicts["pl2"][req.id] == "blocked", (req.id, "plain level 2 blocks every probe")
 
 
 def test_profile_passes_modern_traffic(outcomes: dict[str, list[efficacy.Outcome]]) -> None:

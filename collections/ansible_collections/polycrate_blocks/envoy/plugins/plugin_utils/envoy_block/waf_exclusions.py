@@ -18,6 +18,8 @@ the block's (seclang.BLOCK_IDS keeps them out of users' extra_directives).
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 FIRST_LEVEL = 2
@@ -40,6 +42,18 @@ CONSENT_COOKIES = tuple(
     f"REQUEST_COOKIES:{name}" for name in ("cookie_consent", "CookieConsent", "OptanonConsent", "cookieyes-consent")
 )
 # A Kubernetes API path (a group's resources, or core namespaces): names are [a-z0-9.-], never a dot file.
+# A search query that is plain text: letters (any script), digits, spaces and the punctuation people type
+# in a search box (`C++ vs Go`, `price < 100`, `SELECT COUNT(*) slow postgres`, `ls -la explained`), but
+# nothing that ends a string or starts a command, a comment or a tag: no quote or backtick, no ; | & $ \\ %
+# # { } [ ] or control character, no `--`, no `/*` or `//`, no `<` before a letter, `/`, `!` or `?`. A
+# payload needs one of those to leave the context it is placed in (a shell argument, an SQL string, HTML
+# text): `'; DROP`, `a;id|`, `<script>`, `$(id)`, `or 1=1--`. `%` is out too, so that nothing a rule
+# URL-decodes again can hide one. RE2 syntax (no look-ahead), anchored: every character is one of the atoms.
+_PLAIN_CHAR = r"\p{L}\p{M}\p{N} .,:!?()=+_@"  # also what may follow a - or a /
+PLAIN_SEARCH = rf"^(?:[{_PLAIN_CHAR}*>]|[-/](?:[{_PLAIN_CHAR}]|$)|<(?:[ 0-9=]|$))*$"
+# Arguments named q: the search box's query string parameter, and GraphQL's search variable.
+SEARCH_QUERY_ARGS = "ARGS:q|ARGS:json.variables.q"
+SEARCH_QUERIES = ("ARGS:q", "ARGS:json.variables.q")
 KUBERNETES_PATH = (
     r"^/(?:apis/[a-z0-9.-]+/v[0-9]+(?:(?:alpha|beta)[0-9]+)?|api/v1)(?:/namespaces(?:/[a-z0-9-]+)?)?"
     r"(?:/[a-z0-9]+(?:/[a-z0-9.-]+)?)?$"
@@ -52,6 +66,11 @@ class Exclusion:
     targets: tuple[str, ...]  # SecLang targets: ARGS:name, ARGS:/regex/, REQUEST_COOKIES:name, REQUEST_FILENAME
     reason: str  # the false positives it removes, and what it costs
     when: tuple[str, str] | None = None  # runtime: (variable, operator) a request must match
+    # runtime, with `every`: each value of `when`'s variable must match, or the exclusion is not applied (a
+    # second `q=` that does not match must not ride on the first one's); the rule carries the phase the
+    # variable is read in (2 for a body's arguments)
+    every: bool = False
+    phase: int = 1
 
 
 EXCLUSIONS: tuple[Exclusion, ...] = (
@@ -215,12 +234,47 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
         "Kubernetes API paths, whose names cannot hold a dot file; 17 tuning requests",
         when=("REQUEST_FILENAME", f"@rx {KUBERNETES_PATH}"),
     ),
+    Exclusion(
+        (
+            930110,
+            932236,
+            932250,
+            932260,
+            933160,
+            934100,
+            941180,
+            941390,
+            942100,
+            942130,
+            942131,
+            942150,
+            942160,
+            942300,
+            942410,
+        ),
+        SEARCH_QUERIES,
+        "search queries that are plain text (PLAIN_SEARCH: no quote, no shell, comment or tag syntax) and name "
+        "a command, a function or SQL words ('ls -la explained', 'eval() in javascript', 'SELECT COUNT(*) slow "
+        "postgres', 'price < 100'): 37 of the 44 search false positives of the tuning half at PL2; any value "
+        "of q that is not plain keeps every rule",
+        when=(SEARCH_QUERY_ARGS, f"@rx {PLAIN_SEARCH}"),
+        every=True,
+        phase=2,
+    ),
 )
 
 
-def _runtime(index: int, item: Exclusion, variable: str, operator: str) -> str:
+def _runtime(ids: Iterator[int], item: Exclusion, variable: str, operator: str) -> list[str]:
     ctls = ",".join(f"ctl:ruleRemoveTargetById={rule};{target}" for rule in item.rules for target in item.targets)
-    return f'SecRule {variable} "{operator}" "id:{FIRST_ID + index},phase:1,pass,nolog,t:none,{ctls}"'
+    actions = f"phase:{item.phase},pass,nolog,t:none"
+    if not item.every:
+        return [f'SecRule {variable} "{operator}" "id:{next(ids)},{actions},{ctls}"']
+    # A value that does not match flags the request; the exclusion applies only when none was flagged.
+    guard = next(ids)
+    return [
+        f'SecRule {variable} "!{operator}" "id:{guard},{actions},setvar:tx.block_exclusion_{guard}=1"',
+        f'SecRule &TX:block_exclusion_{guard} "@eq 0" "id:{next(ids)},{actions},{ctls}"',
+    ]
 
 
 def directives(paranoia_level: int) -> tuple[str, str]:
@@ -230,10 +284,11 @@ def directives(paranoia_level: int) -> tuple[str, str]:
         return "", ""
     before: list[str] = []
     after: list[str] = []
-    for index, item in enumerate(EXCLUSIONS):
+    ids = itertools.count(FIRST_ID)
+    for item in EXCLUSIONS:
         comment = f"# {item.reason}"
         if item.when is not None:
-            before += [comment, _runtime(index, item, *item.when)]
+            before += [comment, *_runtime(ids, item, *item.when)]
         else:
             after.append(comment)
             targets = "|".join(f"!{target}" for target in item.targets)
