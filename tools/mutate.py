@@ -489,6 +489,15 @@ MUTATIONS = (
         ("tests/unit/test_waf_exclusions.py",),
     ),
     Mutation(
+        "waf-exclusion-attack-rule-whole-collection",
+        "no curated exclusion takes an attack rule (REQUEST-930 to 944) off a whole collection: protocol rules only",
+        f"{PKG}/waf_exclusions.py",
+        '(920272,),\n        ("ARGS", "REQUEST_BODY", "REQUEST_URI_RAW"),',
+        '(920272, 942100),\n        ("ARGS", "REQUEST_BODY", "REQUEST_URI_RAW"),',
+        ("tests/unit/test_waf_exclusions.py",),
+        "whole_collection",
+    ),
+    Mutation(
         "hostile-waf-rollout-gate",
         "install applies the WAF's EnvoyExtensionPolicy only after its Deployment rolled out",
         f"{PKG}/components/waf.py",

@@ -35,11 +35,16 @@ def test_halves_come_from_the_ids(name: str) -> None:
     assert min(counts.values()) > 0.4 * len(requests), counts
 
 
+# Each shipped profile beside the level it tunes.
+PAIRS = (("pl2", "profile-pl2"), ("pl3", "profile-pl3"))
+
+
 @pytest.fixture(scope="module")
 def outcomes(crs: str) -> dict[str, list[efficacy.Outcome]]:
     requests = efficacy.load_corpora(Path(crs), SLICE)
     assert 250 < len(requests) < 500, len(requests)
-    return {name: efficacy.run(efficacy.CONFIGS[name], Path(crs), requests) for name in ("pl2", "profile-pl2")}
+    names = [name for pair in PAIRS for name in pair]
+    return {name: efficacy.run(efficacy.CONFIGS[name], Path(crs), requests) for name in names}
 
 
 # What a value needs to leave the context a search query is put in (a quoted SQL string, a shell argument,
@@ -52,16 +57,23 @@ def _query(req: Request) -> str | None:
     return values[0] if values else None
 
 
-def test_profile_keeps_every_attack_its_level_blocks(outcomes: dict[str, list[efficacy.Outcome]]) -> None:
-    """Level 2 with the exclusions blocks what plain level 2 blocks, but for plain-text search queries: those
-    it may pass (a command or SQL words without a quote, separator, comment or tag: docs/waf.md)."""
-    requests = {(r.corpus, r.id): r for r in (o.request for o in outcomes["pl2"])}
-    for split in SPLITS:
-        for lost in efficacy.lost_attacks(outcomes["pl2"], outcomes["profile-pl2"], split):
-            corpus, rid = lost.split(" ", 1)[0].split("/", 1)
-            q = _query(requests[corpus, rid])
-            assert q is not None, lost
-            assert not BREAKOUT.search(q), lost
+def test_profiles_keep_every_attack_their_level_blocks(outcomes: dict[str, list[efficacy.Outcome]]) -> None:
+    """A profile blocks what its level blocks, but for plain-text search queries (a command or SQL words
+    without a quote, separator, comment or tag) and, at level 3, requests only a protocol rule (REQUEST-920)
+    caught there, such as 920272's byte range (docs/waf.md)."""
+    for base, profile in PAIRS:
+        judged = {(o.request.corpus, o.request.id): o for o in outcomes[base]}
+        for split in SPLITS:
+            for lost in efficacy.lost_attacks(outcomes[base], outcomes[profile], split):
+                corpus, rid = lost.split(" ", 1)[0].split("/", 1)
+                caught = judged[corpus, rid]
+                q = _query(caught.request)
+                protocol_only = all(rule // 1000 == 920 for rule in set(caught.rules) - efficacy.SCORING)
+                assert (q is not None and not BREAKOUT.search(q)) or (base == "pl3" and protocol_only), (
+                    profile,
+                    lost,
+                    caught.rules,
+                )
 
 
 def _search(rid: str, *queries: str, attack: bool) -> Request:
@@ -99,12 +111,13 @@ def test_search_exclusion_is_for_plain_text_only(crs: str) -> None:
         assert verdicts["pl2"][req.id] == "blocked", (req.id, "plain level 2 blocks every probe")
 
 
-def test_profile_passes_modern_traffic(outcomes: dict[str, list[efficacy.Outcome]]) -> None:
-    plain = efficacy.summarize("pl2", outcomes["pl2"]).totals(attack=False, split="heldout")
-    tuned = efficacy.summarize("profile-pl2", outcomes["profile-pl2"]).totals(attack=False, split="heldout")
+@pytest.mark.parametrize(("base", "profile"), PAIRS)
+def test_profile_passes_modern_traffic(outcomes: dict[str, list[efficacy.Outcome]], base: str, profile: str) -> None:
+    plain = efficacy.summarize(base, outcomes[base]).totals(attack=False, split="heldout")
+    tuned = efficacy.summarize(profile, outcomes[profile]).totals(attack=False, split="heldout")
     assert plain.blocked > 10 * max(tuned.blocked, 1), (plain, tuned)  # the exclusions are what passes them
     assert tuned.rate(attack=False) >= 0.95, tuned
-    attacks = efficacy.summarize("profile-pl2", outcomes["profile-pl2"]).totals(attack=True, split="heldout")
+    attacks = efficacy.summarize(profile, outcomes[profile]).totals(attack=True, split="heldout")
     assert attacks.rate(attack=True) >= 0.85, attacks
 
 

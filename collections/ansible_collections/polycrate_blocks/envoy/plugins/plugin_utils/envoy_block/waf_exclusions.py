@@ -5,15 +5,18 @@ the CRS as released (`make crs-corpus` and every PL1 verdict unchanged).
 
 Each exclusion names its rules and the arguments (or the request) it takes them off, never a whole rule, and
 says why. The rule lists are the rules that blocked requests of waf/corpora/benign-modern.jsonl's tuning half
-at paranoia level 2 on those arguments (`make waf-efficacy` reports them per configuration); `make
-waf-efficacy` also prints every held-out attack the profile lets through that plain level 2 blocks (none when
-these were chosen). What an exclusion costs is plain from its target: an attack placed in an excluded
-argument is judged without those rules (docs/waf.md).
+at paranoia level 2 (or 3) on those arguments (`make waf-efficacy` reports them per configuration); `make
+waf-efficacy` also prints every held-out attack a profile lets through that its plain level blocks (docs/waf.md
+lists them: plain-text search queries, and at level 3 what only 920272 caught). What an exclusion costs is
+plain from its target: an attack placed in an excluded argument is judged without those rules (docs/waf.md).
 
 Two kinds: `target` exclusions are configure-time (SecRuleUpdateTargetById, after the CRS: the rule never
 reads that argument); `when` exclusions are runtime (a rule of the block's own, before the CRS, that takes
-the rules off the target for matching requests only: ctl:ruleRemoveTargetById). Rule ids 200050-200099 are
-the block's (seclang.BLOCK_IDS keeps them out of users' extra_directives).
+the rules off the target for matching requests only: ctl:ruleRemoveTargetById). A runtime condition on an
+argument's value holds for every value of it (`every`: a guard rule flags any value that does not match),
+since a client can send an argument twice. Rule ids 200050-200099 are the block's (seclang.BLOCK_IDS keeps
+them out of users' extra_directives). PL3_EXCLUSIONS take level 3's own rules off the same kinds of
+arguments and are rendered from level 3 on, so level 2's settings stay those it was measured on.
 """
 
 from __future__ import annotations
@@ -54,6 +57,8 @@ PLAIN_SEARCH = rf"^(?:[{_PLAIN_CHAR}*>]|[-/](?:[{_PLAIN_CHAR}]|$)|<(?:[ 0-9=]|$)
 # Arguments named q: the search box's query string parameter, and GraphQL's search variable.
 SEARCH_QUERY_ARGS = "ARGS:q|ARGS:json.variables.q"
 SEARCH_QUERIES = ("ARGS:q", "ARGS:json.variables.q")
+# Every argument and argument name of a JSON body (on Kubernetes API paths only: KUBERNETES_PATH).
+KUBERNETES_OBJECTS = (r"ARGS:/^json\./", r"ARGS_NAMES:/^json\./")
 KUBERNETES_PATH = (
     r"^/(?:apis/[a-z0-9.-]+/v[0-9]+(?:(?:alpha|beta)[0-9]+)?|api/v1)(?:/namespaces(?:/[a-z0-9-]+)?)?"
     r"(?:/[a-z0-9]+(?:/[a-z0-9.-]+)?)?$"
@@ -71,6 +76,7 @@ class Exclusion:
     # variable is read in (2 for a body's arguments)
     every: bool = False
     phase: int = 1
+    level: int = FIRST_LEVEL  # the paranoia level from which it is rendered (its rules run from there)
 
 
 EXCLUSIONS: tuple[Exclusion, ...] = (
@@ -222,7 +228,7 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
             942440,
             942520,
         ),
-        (r"ARGS:/^json\./", r"ARGS_NAMES:/^json\./"),
+        KUBERNETES_OBJECTS,
         "Kubernetes objects sent to a Kubernetes API path (CRDs' schemas with regexes and CEL, selectors, file "
         "paths, annotations with links): the rules that matched them at PL2 (86 tuning requests), on that path only",
         when=("REQUEST_FILENAME", f"@rx {KUBERNETES_PATH}"),
@@ -251,15 +257,65 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
             942160,
             942300,
             942410,
+            933161,  # level 3
+            942460,  # level 3
         ),
         SEARCH_QUERIES,
         "search queries that are plain text (PLAIN_SEARCH: no quote, no shell, comment or tag syntax) and name "
         "a command, a function or SQL words ('ls -la explained', 'eval() in javascript', 'SELECT COUNT(*) slow "
-        "postgres', 'price < 100'): 37 of the 44 search false positives of the tuning half at PL2; any value "
+        "postgres', 'price < 100'): 38 of the 44 search false positives of the tuning half at PL2; any value "
         "of q that is not plain keeps every rule",
         when=(SEARCH_QUERY_ARGS, f"@rx {PLAIN_SEARCH}"),
         every=True,
         phase=2,
+    ),
+)
+
+
+# Level 3 runs rules that levels 1 and 2 do not; these exclusions take them off the same arguments, chosen
+# the same way (the rules that blocked benign-modern's tuning half at level 3 there), rendered from level 3.
+PL3_EXCLUSIONS: tuple[Exclusion, ...] = (
+    Exclusion(
+        (920272,),
+        ("ARGS", "REQUEST_BODY", "REQUEST_URI_RAW"),
+        "920272 (level 3, a protocol rule) allows only printable ASCII without '%' once URL-decoded: every "
+        "name in another script, every newline of a text field, every '100%' and every IRI path fails it; "
+        "920270 and 920271 keep rejecting NUL and control characters there, and 920272 keeps reading the "
+        "headers and the argument names",
+        level=3,
+    ),
+    Exclusion(
+        (932190, 932232, 932238, 932350, 933161, 933190, 933211, 942251, 942431, 942460, 942490, 942511, 942530),
+        PROSE,
+        "level 3 rules that matched in prose fields (markdown, SQL in tickets, HTML): the prose exclusion's "
+        "reason, at level 3",
+        level=3,
+    ),
+    Exclusion((942460,), NAMES, "942460 (repeated non-word characters) on names such as 'O'Brien-Smith'", level=3),
+    Exclusion(
+        (932190, 932331, 932350, 942431),
+        PASSWORDS,
+        "level 3 rules on passwords ('!' and a digit read as shell history, wildcards, runs of special "
+        "characters): the password exclusion's reason, at level 3",
+        level=3,
+    ),
+    Exclusion(
+        (942420,), CONSENT_COOKIES, "942420 counts special characters in consent cookies' JSON-like text", level=3
+    ),
+    Exclusion(
+        (932350, 933211, 942431, 942460, 942511),
+        KUBERNETES_OBJECTS,
+        "level 3 rules that matched Kubernetes objects (CRD schemas' patterns and CEL, selectors), on Kubernetes "
+        "API paths only: the Kubernetes exclusion's reason, at level 3",
+        when=("REQUEST_FILENAME", f"@rx {KUBERNETES_PATH}"),
+        level=3,
+    ),
+    Exclusion(
+        (932350,),
+        ("ARGS_NAMES:json.id",),
+        "932350 reads a JSON body's key `id` (its argument name json.id) as the command id; a name, not a value: "
+        "it is that fixed text",
+        level=3,
     ),
 )
 
@@ -285,7 +341,9 @@ def directives(paranoia_level: int) -> tuple[str, str]:
     before: list[str] = []
     after: list[str] = []
     ids = itertools.count(FIRST_ID)
-    for item in EXCLUSIONS:
+    for item in (*EXCLUSIONS, *PL3_EXCLUSIONS):
+        if paranoia_level < item.level:
+            continue
         comment = f"# {item.reason}"
         if item.when is not None:
             before += [comment, *_runtime(ids, item, *item.when)]
