@@ -1,6 +1,7 @@
 """A bounded slice of `make waf-efficacy`: the corpora are what their scripts make, and on about a hundred
-requests of each corpus the tuned profile (paranoia level 2 with the block's curated exclusions, on the
-settings the block renders) blocks what plain level 2 blocks and lets the benign requests through."""
+requests of each corpus each tuned profile (paranoia level 2 or 3 with the block's curated exclusions, on the
+settings the block renders) blocks what its plain level blocks, but for what docs/waf.md says it gives up, and
+lets the benign requests through; the search exclusion holds only for plain text, in every value of q."""
 
 from __future__ import annotations
 
