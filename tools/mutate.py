@@ -278,7 +278,8 @@ MUTATIONS = (
     ),
     Mutation(
         "listener-guard-merged",
-        "on the merged shared class a tenant's catch-all HTTPS listener may not share the bootstrap TLS listener's port "
+        "on the merged shared class a tenant's catch-all HTTPS listener may not share the bootstrap TLS "
+        "listener's port "
         "(tenant_guards.listeners: Envoy rejects the port's listener, envoyproxy/gateway#9341)",
         f"{PKG}/components/tenant_guards.py",
         '"h.port in variables.bootstrapTlsPorts)",',
@@ -488,6 +489,31 @@ MUTATIONS = (
         "FIRST_LEVEL = 2",
         "FIRST_LEVEL = 1",
         ("tests/unit/test_waf_exclusions.py",),
+    ),
+    Mutation(
+        "waf-exclusion-every-value",
+        "an exclusion conditioned on an argument's value applies only when every value matches (q=plain&q=payload)",
+        f"{PKG}/waf_exclusions.py",
+        "        every=True,\n",
+        "        every=False,\n",
+        ("tests/unit/test_waf_exclusions.py",),
+    ),
+    Mutation(
+        "waf-exclusion-guard-negated",
+        "the guard of an argument-conditioned exclusion flags the values that do not match",
+        f"{PKG}/waf_exclusions.py",
+        """f'SecRule {variable} "!{operator}" "id:{guard}""",
+        """f'SecRule {variable} "{operator}" "id:{guard}""",
+        ("tests/unit/test_waf_exclusions.py",),
+    ),
+    Mutation(
+        "waf-exclusion-attack-rule-whole-collection",
+        "no curated exclusion takes an attack rule (REQUEST-930 to 944) off a whole collection: protocol rules only",
+        f"{PKG}/waf_exclusions.py",
+        '(920272,),\n        ("ARGS", "REQUEST_BODY", "REQUEST_URI_RAW"),',
+        '(920272, 942100),\n        ("ARGS", "REQUEST_BODY", "REQUEST_URI_RAW"),',
+        ("tests/unit/test_waf_exclusions.py",),
+        "whole_collection",
     ),
     Mutation(
         "hostile-waf-rollout-gate",

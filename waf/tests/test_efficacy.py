@@ -1,16 +1,20 @@
 """A bounded slice of `make waf-efficacy`: the corpora are what their scripts make, and on about a hundred
-requests of each corpus the tuned profile (paranoia level 2 with the block's curated exclusions, on the
-settings the block renders) blocks what plain level 2 blocks and lets the benign requests through."""
+requests of each corpus each tuned profile (paranoia level 2 or 3 with the block's curated exclusions, on the
+settings the block renders) blocks what its plain level blocks, but for what docs/waf.md says it gives up, and
+lets the benign requests through; the search exclusion holds only for plain text, in every value of q."""
 
 from __future__ import annotations
 
 import hashlib
+import json
+import re
+import urllib.parse
 from pathlib import Path
 
 import pytest
 
 from envoy_waf import benign, efficacy
-from envoy_waf.traffic import CORPORA, SPLITS, read, split_of, write
+from envoy_waf.traffic import CORPORA, SPLITS, Request, make, read, split_of, write
 
 SLICE = 100  # requests of each corpus: about 330 in all, under a minute per configuration here
 
@@ -32,24 +36,89 @@ def test_halves_come_from_the_ids(name: str) -> None:
     assert min(counts.values()) > 0.4 * len(requests), counts
 
 
+# Each shipped profile beside the level it tunes.
+PAIRS = (("pl2", "profile-pl2"), ("pl3", "profile-pl3"))
+
+
 @pytest.fixture(scope="module")
 def outcomes(crs: str) -> dict[str, list[efficacy.Outcome]]:
     requests = efficacy.load_corpora(Path(crs), SLICE)
     assert 250 < len(requests) < 500, len(requests)
-    return {name: efficacy.run(efficacy.CONFIGS[name], Path(crs), requests) for name in ("pl2", "profile-pl2")}
+    names = [name for pair in PAIRS for name in pair]
+    return {name: efficacy.run(efficacy.CONFIGS[name], Path(crs), requests) for name in names}
 
 
-def test_profile_keeps_every_attack_its_level_blocks(outcomes: dict[str, list[efficacy.Outcome]]) -> None:
-    for split in SPLITS:
-        assert efficacy.lost_attacks(outcomes["pl2"], outcomes["profile-pl2"], split) == []
+# What a value needs to leave the context a search query is put in (a quoted SQL string, a shell argument,
+# HTML text): the search exclusion never applies to a q holding one of these (waf_exclusions.PLAIN_SEARCH).
+BREAKOUT = re.compile(r"['\"`;|&$\\%#{}\[\]\n]|--|/\*|//|<[^ 0-9=]")
 
 
-def test_profile_passes_modern_traffic(outcomes: dict[str, list[efficacy.Outcome]]) -> None:
-    plain = efficacy.summarize("pl2", outcomes["pl2"]).totals(attack=False, split="heldout")
-    tuned = efficacy.summarize("profile-pl2", outcomes["profile-pl2"]).totals(attack=False, split="heldout")
+def _query(req: Request) -> str | None:
+    values = urllib.parse.parse_qs(urllib.parse.urlsplit(req.path).query).get("q")
+    return values[0] if values else None
+
+
+def test_profiles_keep_every_attack_their_level_blocks(outcomes: dict[str, list[efficacy.Outcome]]) -> None:
+    """A profile blocks what its level blocks, but for plain-text search queries (a command or SQL words
+    without a quote, separator, comment or tag) and, at level 3, requests only a protocol rule (REQUEST-920)
+    caught there, such as 920272's byte range (docs/waf.md)."""
+    for base, profile in PAIRS:
+        judged = {(o.request.corpus, o.request.id): o for o in outcomes[base]}
+        for split in SPLITS:
+            for lost in efficacy.lost_attacks(outcomes[base], outcomes[profile], split):
+                corpus, rid = lost.split(" ", 1)[0].split("/", 1)
+                caught = judged[corpus, rid]
+                q = _query(caught.request)
+                protocol_only = all(rule // 1000 == 920 for rule in set(caught.rules) - efficacy.SCORING)
+                assert (q is not None and not BREAKOUT.search(q)) or (base == "pl3" and protocol_only), (
+                    profile,
+                    lost,
+                    caught.rules,
+                )
+
+
+def _search(rid: str, *queries: str, attack: bool) -> Request:
+    query = "&".join("q=" + urllib.parse.quote(q, safe="") for q in queries)
+    headers = [("Host", "app.example.com"), ("User-Agent", "Mozilla/5.0"), ("Accept", "text/html")]
+    return make("probe", rid, "search", "GET", f"/search?{query}", headers, attack=attack)
+
+
+def _graphql(rid: str, q: str, *, attack: bool) -> Request:
+    body = json.dumps({"query": "query S($q: String!) { search(q: $q) { id } }", "variables": {"q": q}})
+    headers = [("Host", "app.example.com"), ("Content-Type", "application/json")]
+    return make("probe", rid, "graphql", "POST", "/graphql", headers, body.encode(), attack=attack)
+
+
+# Searches the search exclusion passes, and the same words made into an injection (each blocked by plain
+# level 2 only through rules the exclusion takes off a plain q, so only the guard keeps them blocked).
+PLAIN = ("ls -la explained", "eval() in javascript", "SELECT COUNT(*) slow postgres", "price < 100 EUR")
+INJECTED = ("a;id|", "eval('sleep 5');", "' SELECT COUNT(*) --", "<h1>price</h1>")
+
+
+def test_search_exclusion_is_for_plain_text_only(crs: str) -> None:
+    probes = [_search(f"plain-{i}", q, attack=False) for i, q in enumerate(PLAIN)]
+    probes += [_graphql(f"gql-plain-{i}", q, attack=False) for i, q in enumerate(PLAIN)]
+    probes += [_search(f"injected-{i}", q, attack=True) for i, q in enumerate(INJECTED)]
+    probes += [_graphql(f"gql-injected-{i}", q, attack=True) for i, q in enumerate(INJECTED)]
+    # A plain value beside an injected one: the exclusion must not ride on the plain one.
+    probes += [_search(f"pair-{i}", p, q, attack=True) for i, (p, q) in enumerate(zip(PLAIN, INJECTED, strict=True))]
+    verdicts = {
+        name: {o.request.id: o.verdict for o in efficacy.run(efficacy.CONFIGS[name], Path(crs), probes)}
+        for name in ("pl2", "profile-pl2")
+    }
+    for req in probes:
+        expected = "blocked" if req.attack else "passed"
+        assert verdicts["profile-pl2"][req.id] == expected, (req.id, req.path)
+        assert verdicts["pl2"][req.id] == "blocked", (req.id, "plain level 2 blocks every probe")
+
+
+@pytest.mark.parametrize(("base", "profile"), PAIRS)
+def test_profile_passes_modern_traffic(outcomes: dict[str, list[efficacy.Outcome]], base: str, profile: str) -> None:
+    plain = efficacy.summarize(base, outcomes[base]).totals(attack=False, split="heldout")
+    tuned = efficacy.summarize(profile, outcomes[profile]).totals(attack=False, split="heldout")
     assert plain.blocked > 10 * max(tuned.blocked, 1), (plain, tuned)  # the exclusions are what passes them
     assert tuned.rate(attack=False) >= 0.95, tuned
-    attacks = efficacy.summarize("profile-pl2", outcomes["profile-pl2"]).totals(attack=True, split="heldout")
+    attacks = efficacy.summarize(profile, outcomes[profile]).totals(attack=True, split="heldout")
     assert attacks.rate(attack=True) >= 0.85, attacks
 
 

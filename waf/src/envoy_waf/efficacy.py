@@ -70,7 +70,7 @@ LEVELS = tuple(
     for n in (1, 2, 3, 4)
 )
 # The shipped profiles: a paranoia level with the block's curated exclusions (the default).
-PROFILES = (Config("profile-pl2", ("waf.enabled=true", "waf.paranoia_level=2"), 2),)
+PROFILES = tuple(Config(f"profile-pl{n}", ("waf.enabled=true", f"waf.paranoia_level={n}"), n) for n in (2, 3))
 CONFIGS = {c.name: c for c in LEVELS + PROFILES}
 
 

@@ -5,19 +5,24 @@ the CRS as released (`make crs-corpus` and every PL1 verdict unchanged).
 
 Each exclusion names its rules and the arguments (or the request) it takes them off, never a whole rule, and
 says why. The rule lists are the rules that blocked requests of waf/corpora/benign-modern.jsonl's tuning half
-at paranoia level 2 on those arguments (`make waf-efficacy` reports them per configuration); `make
-waf-efficacy` also prints every held-out attack the profile lets through that plain level 2 blocks (none when
-these were chosen). What an exclusion costs is plain from its target: an attack placed in an excluded
-argument is judged without those rules (docs/waf.md).
+at paranoia level 2 (or 3) on those arguments (`make waf-efficacy` reports them per configuration); `make
+waf-efficacy` also prints every held-out attack a profile lets through that its plain level blocks (docs/waf.md
+lists them: plain-text search queries, and at level 3 what only 920272 caught). What an exclusion costs is
+plain from its target: an attack placed in an excluded argument is judged without those rules (docs/waf.md).
 
 Two kinds: `target` exclusions are configure-time (SecRuleUpdateTargetById, after the CRS: the rule never
 reads that argument); `when` exclusions are runtime (a rule of the block's own, before the CRS, that takes
-the rules off the target for matching requests only: ctl:ruleRemoveTargetById). Rule ids 200050-200099 are
-the block's (seclang.BLOCK_IDS keeps them out of users' extra_directives).
+the rules off the target for matching requests only: ctl:ruleRemoveTargetById). A runtime condition on an
+argument's value holds for every value of it (`every`: a guard rule flags any value that does not match),
+since a client can send an argument twice. Rule ids 200050-200099 are the block's (seclang.BLOCK_IDS keeps
+them out of users' extra_directives). PL3_EXCLUSIONS take level 3's own rules off the same kinds of
+arguments and are rendered from level 3 on, so level 2's settings stay those it was measured on.
 """
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 FIRST_LEVEL = 2
@@ -39,6 +44,21 @@ GRAPHQL_IDS = (r"ARGS:/^json\.variables\.(?:.*\.)?id$/",)
 CONSENT_COOKIES = tuple(
     f"REQUEST_COOKIES:{name}" for name in ("cookie_consent", "CookieConsent", "OptanonConsent", "cookieyes-consent")
 )
+# A search query that is plain text: letters (any script), digits, spaces and the punctuation people type
+# in a search box (`C++ vs Go`, `price < 100`, `SELECT COUNT(*) slow postgres`, `ls -la explained`), but
+# nothing that ends a string or starts a command, a comment or a tag: no quote or backtick, none of
+# ; | & $ \ % # { } [ ], no control character, no `--`, `/*` or `//`, and a `<` only before a space, a
+# digit or `=` (`price < 100`, never `<h1>`). A payload needs one of those to leave the context it is placed
+# in (a shell argument, an SQL string, HTML text): `'; DROP`, `a;id|`, `<script>`, `$(id)`, `or 1=1--`. `%`
+# is out too, so that nothing a rule URL-decodes again can hide one. RE2 syntax (no look-ahead), anchored:
+# every character is one of the atoms.
+_PLAIN_CHAR = r"\p{L}\p{M}\p{N} .,:!?()=+_@"  # also what may follow a - or a /
+PLAIN_SEARCH = rf"^(?:[{_PLAIN_CHAR}*>]|[-/](?:[{_PLAIN_CHAR}]|$)|<(?:[ 0-9=]|$))*$"
+# Arguments named q: the search box's query string parameter, and GraphQL's search variable.
+SEARCH_QUERY_ARGS = "ARGS:q|ARGS:json.variables.q"
+SEARCH_QUERIES = ("ARGS:q", "ARGS:json.variables.q")
+# Every argument and argument name of a JSON body (on Kubernetes API paths only: KUBERNETES_PATH).
+KUBERNETES_OBJECTS = (r"ARGS:/^json\./", r"ARGS_NAMES:/^json\./")
 # A Kubernetes API path (a group's resources, or core namespaces): names are [a-z0-9.-], never a dot file.
 KUBERNETES_PATH = (
     r"^/(?:apis/[a-z0-9.-]+/v[0-9]+(?:(?:alpha|beta)[0-9]+)?|api/v1)(?:/namespaces(?:/[a-z0-9-]+)?)?"
@@ -52,6 +72,12 @@ class Exclusion:
     targets: tuple[str, ...]  # SecLang targets: ARGS:name, ARGS:/regex/, REQUEST_COOKIES:name, REQUEST_FILENAME
     reason: str  # the false positives it removes, and what it costs
     when: tuple[str, str] | None = None  # runtime: (variable, operator) a request must match
+    # runtime, with `every`: each value of `when`'s variable must match, or the exclusion is not applied (a
+    # second `q=` that does not match must not ride on the first one's); the rule carries the phase the
+    # variable is read in (2 for a body's arguments)
+    every: bool = False
+    phase: int = 1
+    level: int = FIRST_LEVEL  # the paranoia level from which it is rendered (its rules run from there)
 
 
 EXCLUSIONS: tuple[Exclusion, ...] = (
@@ -203,7 +229,7 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
             942440,
             942520,
         ),
-        (r"ARGS:/^json\./", r"ARGS_NAMES:/^json\./"),
+        KUBERNETES_OBJECTS,
         "Kubernetes objects sent to a Kubernetes API path (CRDs' schemas with regexes and CEL, selectors, file "
         "paths, annotations with links): the rules that matched them at PL2 (86 tuning requests), on that path only",
         when=("REQUEST_FILENAME", f"@rx {KUBERNETES_PATH}"),
@@ -215,12 +241,99 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
         "Kubernetes API paths, whose names cannot hold a dot file; 17 tuning requests",
         when=("REQUEST_FILENAME", f"@rx {KUBERNETES_PATH}"),
     ),
+    Exclusion(
+        (
+            930110,
+            932236,
+            932250,
+            932260,
+            933160,
+            934100,
+            941180,
+            941390,
+            942100,
+            942130,
+            942131,
+            942150,
+            942160,
+            942300,
+            942410,
+            933161,  # level 3 (at level 2 the rule does not run: its ctl changes nothing)
+            942460,  # level 3
+        ),
+        SEARCH_QUERIES,
+        "search queries that are plain text (PLAIN_SEARCH: no quote, no shell, comment or tag syntax) and name "
+        "a command, a function or SQL words ('ls -la explained', 'eval() in javascript', 'SELECT COUNT(*) slow "
+        "postgres', 'price < 100'): 38 of the 44 search false positives of the tuning half at PL2; any value "
+        "of q that is not plain keeps every rule",
+        when=(SEARCH_QUERY_ARGS, f"@rx {PLAIN_SEARCH}"),
+        every=True,
+        phase=2,
+    ),
 )
 
 
-def _runtime(index: int, item: Exclusion, variable: str, operator: str) -> str:
+# Level 3 runs rules that levels 1 and 2 do not; these exclusions take them off the same arguments, chosen
+# the same way (the rules that blocked benign-modern's tuning half at level 3 there), rendered from level 3.
+PL3_EXCLUSIONS: tuple[Exclusion, ...] = (
+    Exclusion(
+        (920272,),
+        ("ARGS", "REQUEST_BODY", "REQUEST_URI_RAW"),
+        "920272 (level 3, a protocol rule) allows only printable ASCII without '%' once URL-decoded: every "
+        "name in another script, every newline of a text field, every '100%' and every IRI path fails it; "
+        "920270 and 920271 keep rejecting NUL and control characters there, and 920272 keeps reading the "
+        "headers and the argument names",
+        level=3,
+    ),
+    Exclusion(
+        (932190, 932232, 932238, 932350, 933161, 933190, 933211, 942251, 942431, 942460, 942490, 942511, 942530),
+        PROSE,
+        "level 3 rules that matched in prose fields (markdown, SQL in tickets, HTML): the prose exclusion's "
+        "reason, at level 3",
+        level=3,
+    ),
+    Exclusion(
+        (942460,), NAMES, "942460 (runs of non-word characters) on names with apostrophes, hyphens and spaces", level=3
+    ),
+    Exclusion(
+        (932190, 932331, 932350, 942431),
+        PASSWORDS,
+        "level 3 rules on passwords ('!' and a digit read as shell history, wildcards, runs of special "
+        "characters): the password exclusion's reason, at level 3",
+        level=3,
+    ),
+    Exclusion(
+        (942420,), CONSENT_COOKIES, "942420 counts special characters in consent cookies' JSON-like text", level=3
+    ),
+    Exclusion(
+        (932350, 933211, 942431, 942460, 942511),
+        KUBERNETES_OBJECTS,
+        "level 3 rules that matched Kubernetes objects (CRD schemas' patterns and CEL, selectors), on Kubernetes "
+        "API paths only: the Kubernetes exclusion's reason, at level 3",
+        when=("REQUEST_FILENAME", f"@rx {KUBERNETES_PATH}"),
+        level=3,
+    ),
+    Exclusion(
+        (932350,),
+        ("ARGS_NAMES:json.id",),
+        "932350 reads a JSON body's key `id` (its argument name json.id) as the command id; a name, not a value: "
+        "it is that fixed text",
+        level=3,
+    ),
+)
+
+
+def _runtime(ids: Iterator[int], item: Exclusion, variable: str, operator: str) -> list[str]:
     ctls = ",".join(f"ctl:ruleRemoveTargetById={rule};{target}" for rule in item.rules for target in item.targets)
-    return f'SecRule {variable} "{operator}" "id:{FIRST_ID + index},phase:1,pass,nolog,t:none,{ctls}"'
+    actions = f"phase:{item.phase},pass,nolog,t:none"
+    if not item.every:
+        return [f'SecRule {variable} "{operator}" "id:{next(ids)},{actions},{ctls}"']
+    # A value that does not match flags the request; the exclusion applies only when none was flagged.
+    guard = next(ids)
+    return [
+        f'SecRule {variable} "!{operator}" "id:{guard},{actions},setvar:tx.block_exclusion_{guard}=1"',
+        f'SecRule &TX:block_exclusion_{guard} "@eq 0" "id:{next(ids)},{actions},{ctls}"',
+    ]
 
 
 def directives(paranoia_level: int) -> tuple[str, str]:
@@ -230,10 +343,13 @@ def directives(paranoia_level: int) -> tuple[str, str]:
         return "", ""
     before: list[str] = []
     after: list[str] = []
-    for index, item in enumerate(EXCLUSIONS):
+    ids = itertools.count(FIRST_ID)
+    for item in (*EXCLUSIONS, *PL3_EXCLUSIONS):
+        if paranoia_level < item.level:
+            continue
         comment = f"# {item.reason}"
         if item.when is not None:
-            before += [comment, _runtime(index, item, *item.when)]
+            before += [comment, *_runtime(ids, item, *item.when)]
         else:
             after.append(comment)
             targets = "|".join(f"!{target}" for target in item.targets)
