@@ -95,10 +95,12 @@ HELD = {"v1.8.3"}
 # install's controller.yml) plus a proxy pod's start (Envoy Gateway's startup probe runs every 10 s, a field no
 # EnvoyProxy sets and the block's own tenant guard refuses as a patch) plus the endpoints' update is about as
 # long as those 15 s. Measured on three nodes: 325 + 69 failed handshakes (about 40 s) with 25% surge and the
-# lease waited out; 3 s and 7 s (30 and 61) with the block's whole-fleet surges and the lease freed. Nothing the
+# lease waited out; 1 to 7 s (4 to 61) with the block's whole-fleet surges and the lease freed on a quiet machine,
+# 16 s (41) with the Gateway API conformance suite running beside it on the same 2 cores: the bound is 25 s,
+# still well short of the 40 s before, since a loaded machine starts the new fleet later. Nothing the
 # block can set brings it to 0 on v1.9.1 (envoyproxy/envoy#47309 is open); EnvoyTlsCertificateMissing pages on
 # it. _judge_upstream_window holds every loss to that window, so no other cause hides in it.
-UPSTREAM_WINDOW = {"v1.9.0": 15}
+UPSTREAM_WINDOW = {"v1.9.0": 25}
 CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 VAP = "/apis/admissionregistration.k8s.io/v1"
 SAFE_UPGRADES = "safe-upgrades.gateway.networking.k8s.io"
@@ -559,7 +561,8 @@ def test_upgrade_to_v1_9_1_with_traffic(kube: Kube, old: str) -> None:
         start = time.monotonic()
         if old in HELD:
             hold.close()  # the pods' admission hold, and the sampler
-        kube.wait(lambda: _proxy_pods_settled(kube), 180, "the proxy pods rolled and the old ones gone")
+        # 300 s: on a loaded 2-core machine three nodes' new fleets took over 180 s to settle (CI, 2026-12-06).
+        kube.wait(lambda: _proxy_pods_settled(kube), 300, "the proxy pods rolled and the old ones gone")
         timings["proxy rollout"] = time.monotonic() - start
         hold.close()
         _phase(clients, "after")
