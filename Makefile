@@ -37,7 +37,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # Progress shows as it happens, also when the output goes to a pipe or a log.
 export PYTHONUNBUFFERED := 1
 
-.PHONY: help images node-images image-test container-mode-test waf-build setup image-venv tools render waf-image bench-render test lint unit unit-go unit-image fuzz translator-gate cluster-test cluster-test-nodes node-test cluster-suite mutation-node waf-test traffic-test mutation molecule molecule-cluster conformance conformance-core conformance-build conformance-images waf-demo waf-efficacy waf-corpora crs-corpus bench-waf docs examples clean
+.PHONY: help images node-images image-test container-mode-test waf-build setup image-venv tools render waf-image bench-render test lint unit unit-go unit-image fuzz translator-gate cluster-test cluster-test-nodes node-test cluster-suite mutation-node waf-test traffic-test mutation molecule molecule-cluster conformance conformance-core conformance-publish conformance-build conformance-images waf-demo waf-efficacy waf-corpora crs-corpus bench-waf docs examples clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -323,6 +323,10 @@ CONFORMANCE_RUN := PYTHONPATH=$(PKG):. $(BIN)/python -m tests.conformance
 ## conformance: the Gateway API conformance suite on the block's own install, eg-dedicated and eg-shared (reports)
 conformance: $(STAMP) $(WAF_STAMP) tools node-images conformance-images $(REGISTRY) $(NODE_DEPS)
 	$(CONFORMANCE_RUN) --out $(ARTIFACTS)/conformance
+
+## conformance-publish: copy make conformance's reports into docs/conformance/ (same content, yamllint's layout)
+conformance-publish: $(STAMP)
+	PYTHONPATH=$(PKG):. $(BIN)/python -m tests.conformance.publish $(ARTIFACTS)/conformance docs/conformance
 
 ## conformance-core: the conformance core tests of the three profiles on eg-dedicated (in make test)
 conformance-core: $(STAMP) $(WAF_STAMP) tools node-images conformance-images $(REGISTRY) $(NODE_DEPS)

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -138,7 +140,7 @@ def open_suite_to_proxies(kube: Kube, namespaces: list[str], proxies: dict[str, 
 
 def suite_args(gateway_class: str, out: Path, *, core_only: bool) -> list[str]:
     version = BLOCK_POLY["version"]
-    features = ["Gateway"] if core_only else list(report.UPSTREAM_FEATURES)
+    features = list(report.CORE_RUN_FEATURES if core_only else report.UPSTREAM_FEATURES)
     args = [
         "-test.v",
         # The package's other tests check the suite's option parsing against files of its source tree.
@@ -146,8 +148,8 @@ def suite_args(gateway_class: str, out: Path, *, core_only: bool) -> list[str]:
         "-test.timeout=90m",
         f"-gateway-class={gateway_class}",
         f"-conformance-profiles={','.join(report.PROFILES)}",
-        # Core only: a core feature named keeps the suite from inferring every feature the GatewayClass
-        # advertises; the profiles add their own core features.
+        # Named features keep the suite from inferring every feature the GatewayClass advertises; the profiles
+        # add their own core features.
         f"-supported-features={','.join(features)}",
         f"-namespace-labels={'='.join(SUITE_LABEL)}",
         f"-report-output={out}",
@@ -183,7 +185,13 @@ def run_suite(kube: Kube, gateway_class: str, out_dir: Path, *, core_only: bool)
     return report.load(out)
 
 
+def _interrupt(*_: object) -> None:
+    # A job runner's SIGTERM tears the cluster down like Ctrl-C (the finally below), never leaves it running.
+    raise KeyboardInterrupt
+
+
 def main() -> int:
+    signal.signal(signal.SIGTERM, _interrupt)
     parser = argparse.ArgumentParser(prog="python -m tests.conformance", description=__doc__)
     parser.add_argument("--out", type=Path, required=True, help="where the reports and the suite's logs go")
     parser.add_argument("--class", dest="classes", action="append", help="GatewayClass (repeatable)")
@@ -198,6 +206,8 @@ def main() -> int:
     # Exported on the machine's side (buildah), before the namespaces exist.
     archives = [*node_image_archives(True), *conformance_archives(Store(offline=True))]
     namespaces = suite_namespaces(suite_dir())
+    # More pods than the harness's default 40: one proxy per Gateway beside the suite's backends (tests/harness).
+    os.environ.setdefault("HARNESS_MAX_PODS", "110")
     workdir = Path(tempfile.mkdtemp(prefix="envoy-conformance-"))
     enter_namespaces(workdir)
     cluster = Cluster(workdir, images=archives)
@@ -216,6 +226,8 @@ def main() -> int:
                 open_suite_to_proxies(kube, namespaces, proxies)
                 reports[gateway_class] = run_suite(kube, gateway_class, out_dir, core_only=args.core)
                 problems = report.shortfalls(reports[gateway_class], core_only=args.core)
+                log = (out_dir / f"{gateway_class}.log").read_text(encoding="utf-8")
+                problems += [f"failed by the suite's output: {name}" for name in report.failed_in_log(log)]
                 verdict = "short of upstream" if problems else "passes what upstream passes"
                 print(f"conformance {gateway_class}: {verdict}", *problems, sep="\n  ", flush=True)
                 if problems and gateway_class in strict:

@@ -99,3 +99,20 @@ def test_namespaces_and_images_come_from_base_and_tests_not_mesh(tmp_path: Path)
 def test_an_image_nothing_builds_is_named() -> None:
     with pytest.raises(OCIError, match=re.escape("registry.k8s.io/other:v1")):
         source_of("registry.k8s.io/other:v1")
+
+
+def test_the_core_run_declares_only_features_upstream_supports() -> None:
+    """The core run's extra features are upstream's: declaring one Envoy Gateway lacks would run tests that
+    upstream's report never ran."""
+    assert set(report.CORE_RUN_FEATURES) - {"Gateway"} <= set(report.UPSTREAM_FEATURES)
+
+
+def test_failures_after_the_report_are_read_from_the_output() -> None:
+    """Parallel tests run after the report is written: the `go test -v` output names them, the report not."""
+    log = (
+        "--- FAIL: TestConformanceOptions_EmptyYAML (0.00s)\n"
+        "    --- PASS: TestConformance/HTTPRouteSimpleSameNamespace (1.00s)\n"
+        "    --- FAIL: TestConformance/ListenerSetProtocolConflict (180.00s)\n"
+        "        --- FAIL: TestConformance/ListenerSetProtocolConflict/sub (1.00s)\n"
+    )
+    assert report.failed_in_log(log) == ["ListenerSetProtocolConflict"]
