@@ -28,7 +28,11 @@ def _report(**override: tuple[int, int, int]) -> dict[str, Any]:
                 section["failedTests"] = [f"Broken{i}" for i in range(failed)]
             entry[kind] = section
         profiles.append(entry)
-    return {"kind": "ConformanceReport", "profiles": profiles}
+    return {
+        "kind": "ConformanceReport",
+        "profiles": profiles,
+        "succeededProvisionalTests": list(report.UPSTREAM_PROVISIONAL),
+    }
 
 
 @pytest.mark.parametrize(
@@ -116,3 +120,12 @@ def test_failures_after_the_report_are_read_from_the_output() -> None:
         "        --- FAIL: TestConformance/ListenerSetProtocolConflict/sub (1.00s)\n"
     )
     assert report.failed_in_log(log) == ["ListenerSetProtocolConflict"]
+
+
+def test_a_provisional_test_upstream_passed_must_pass() -> None:
+    missing = _report()
+    missing["succeededProvisionalTests"].remove("UDPRoute")
+    assert report.shortfalls(missing, core_only=False) == [
+        "provisional test upstream passed, not passed here: UDPRoute"
+    ]
+    assert report.shortfalls(missing, core_only=True) == []
