@@ -7,12 +7,13 @@ import sys
 import time
 from collections.abc import Callable
 
-from tools.oci import OCIError, Store, images
+from tools.oci import OCIError, Store, conformance, images
 
 BUILDERS: dict[str, Callable[[Store], str | list[str]]] = {
     "waf": images.waf_image,
     "polycrate": images.polycrate_image,
     "node": images.node_images,
+    "conformance": conformance.conformance_images,
 }
 
 
