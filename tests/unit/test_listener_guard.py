@@ -129,3 +129,23 @@ def test_render_admits_them_apart_or_on_a_fixed_controller() -> None:
     load({"default_gateway": {"enabled": True, "listeners": [BOOTSTRAP_TLS, {**CATCH_ALL, "port": 8443}]}})
     fixed = {"image": {"controller": {"tag": "v1.9.3"}}}
     load({**fixed, "default_gateway": {"enabled": True, "listeners": [BOOTSTRAP_TLS, CATCH_ALL]}})
+
+
+def test_bootstrap_https_listeners_count_against_tenants_tls_listeners() -> None:
+    """The converse rules: a bootstrap HTTPS listener without hostname takes its port from tenants' TLS
+    listeners (#9341), one with a hostname takes that port and hostname (#10013)."""
+    cert = [{"name": "shop-tls"}]
+    catch_all = {"name": "https", "protocol": "HTTPS", "port": 443, "certificate_refs": cert}
+    named = {"name": "api", "protocol": "HTTPS", "port": 8443, "hostname": "api.example.com", "certificate_refs": cert}
+    policy = _guard({"default_gateway": {"enabled": True, "listeners": [catch_all, named]}})
+    on_443 = listener_gateway("tls-443", "eg-shared", tls_listener("tls", hostname="db.example.com"))
+    (message,) = denials(policy, on_443)
+    assert "a TLS listener on port 443 shares one Envoy listener" in message
+    same_host = listener_gateway("tls-api", "eg-shared", tls_listener("tls", 8443, "api.example.com"))
+    (message,) = denials(policy, same_host)
+    assert "a TLS listener with the port and hostname of a HTTPS listener" in message
+    for gateway in (
+        listener_gateway("tls-other", "eg-shared", tls_listener("tls", 8443, "db.example.com")),
+        listener_gateway("tls-own", "eg-dedicated", tls_listener("tls", hostname="db.example.com")),
+    ):
+        assert denials(policy, gateway) == [], gateway["metadata"]["name"]
