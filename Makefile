@@ -362,14 +362,14 @@ traffic-test: $(STAMP) $(WAF_STAMP) tools $(WAF_BINARY)
 # single-node suite (cluster-test runs two sessions, each with a real node of its own) followed by the
 # three-node scenarios (timing-sensitive: not beside cluster-test); lint, the unit suites, the WAF, traffic and
 # image tests, the mutation runner and the fuzzer (the traffic tests in their own network namespace); the real
-# node's own proof, molecule and container mode.
+# node's own proof, molecule, container mode and the Gateway API conformance core tests.
 test: $(STAMP) $(WAF_STAMP) $(IMAGE_STAMP) $(WAF_BINARY) $(STATICCHECK) $(CORAZA) images $(REGISTRY) $(NODE_DEPS) \
   $(CURL) $(DOCKERD) conformance-images
 	$(BIN)/python tools/jobs.py $(CLUSTER_JOB) $(CHECK_JOB) $(NODE_JOB)
 
 CLUSTER_JOB := "cluster-test cluster-test-nodes"
 CHECK_JOB := "lint unit unit-go unit-image waf-test traffic-test image-test mutation fuzz"
-NODE_JOB := "node-test molecule container-mode-test"
+NODE_JOB := "node-test molecule container-mode-test conformance-core"
 
 ## cluster-suite: node-test, cluster-test, the three-node scenarios, molecule and container mode
 cluster-suite:
