@@ -131,8 +131,42 @@ def _strict_integer(checker: Any, instance: Any) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
+def python_pattern(pattern: str) -> str:
+    """A schema `pattern` (ECMA-262, where `$` is the end of the value) for Python's `re`, where `$` also matches
+    before a final newline: every `$` anchor becomes `\\Z`. Without it "attack-sqli\\n" passed rule_tag's
+    ^...$ and the WAF refused its settings file, and "v1.9.1\\n" passed image_tag (Polycrate's gojsonschema
+    and the WAF's Go regexps, like ECMA, refuse both)."""
+    out, escaped, in_class = [], False, False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "$":
+            out.append(r"\Z")
+            continue
+        out.append(char)
+    return "".join(out)
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(python_pattern(pattern))
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Mapping[str, Any]) -> Iterator[Any]:
+    """The `pattern` keyword with the schema's meaning of `$` (python_pattern); jsonschema's own wording."""
+    if validator.is_type(instance, "string") and not _compiled(pattern).search(instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
 _Validator = jsonschema.validators.extend(
     jsonschema.Draft7Validator,
+    validators={"pattern": _pattern},
     type_checker=jsonschema.Draft7Validator.TYPE_CHECKER.redefine("integer", _strict_integer),
 )
 
