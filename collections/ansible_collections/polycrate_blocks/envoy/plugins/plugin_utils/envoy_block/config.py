@@ -72,7 +72,7 @@ _FORMAT_HINTS = {
     ),
     "image_tag": "an image tag such as v1.9.0 (letters, digits, '_', '.', '-', at most 128; no spaces or ':')",
     "image_digest": "empty, or a digest sha256:<64 lowercase hex digits> (EnvoyProxy accepts sha256 only)",
-    "rule_tag": "a rule tag such as attack-sqli (no quotes, backslashes or line breaks)",
+    "rule_tag": "a rule tag such as attack-sqli (no quotes, backslashes or control characters)",
     "http_method": "an upper-case HTTP method such as PUT or M-SEARCH (letters and '-'; CRS compares case-sensitively)",
     "media_type": "a lower-case media type without parameters, such as application/json (no '; charset=...')",
     "duration": "a duration such as 500ms, 30s, 5m or 1h",
