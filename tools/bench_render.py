@@ -25,11 +25,38 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "collections/ansible_collections/polycrate_blocks/envoy/plugins/plugin_utils"))
+
+from envoy_block import config  # noqa: E402
+
 BIN = Path(sys.executable).parent
 TARGET = 3.0
 INSTALL_TARGET = 5.0
 CHARTS = ROOT.parent / "shared" / "charts"
 EMPTY_PLAY = "- name: Nothing\n  hosts: localhost\n  gather_facts: false\n  tasks: []\n"
+
+
+def default_chart_version() -> str:
+    """chart.version as install takes it when the config sets none: the schema's default, so the chart files
+    below follow the block's release instead of a version written here (v1.9.0 was, and install refused)."""
+    defaults: dict[str, dict[str, object]] = config.apply_defaults({}, config.load_schema())
+    return str(defaults["chart"]["version"])
+
+
+def chart_files(version: str) -> tuple[Path, Path]:
+    """The gateway-helm and gateway-crds-helm packages of `version` in ../shared/charts."""
+    return CHARTS / f"gateway-helm-{version}.tgz", CHARTS / f"gateway-crds-helm-{version}.tgz"
+
+
+def install_override(version: str) -> str:
+    """The re-install's config: the default one with the default Gateway, its charts from ../shared/charts (no
+    chart.version: the default, which the files are those of)."""
+    chart, crds = chart_files(version)
+    return (
+        f"config:\n  chart: {{repo: {{url: {chart}}}}}\n"
+        f"  crds: {{chart_url: {crds}}}\n"
+        "  default_gateway: {enabled: true}\n"
+    )
 
 
 def _run(command: list[str]) -> None:
@@ -51,12 +78,7 @@ def _reinstall_times(work: Path, runs: int, empty: Path) -> tuple[list[float], l
     if not kubeconfig:
         raise SystemExit("bench-render: run inside the harness (make bench-render), or with --no-install")
     override = work / "install.yml"
-    override.write_text(
-        f"config:\n  chart: {{repo: {{url: {CHARTS / 'gateway-helm-v1.9.0.tgz'}}}}}\n"
-        f"  crds: {{chart_url: {CHARTS / 'gateway-crds-helm-v1.9.0.tgz'}}}\n"
-        "  default_gateway: {enabled: true}\n",
-        encoding="utf-8",
-    )
+    override.write_text(install_override(default_chart_version()), encoding="utf-8")
     snapshot = work / "install-snapshot.yml"
     _run(
         [

@@ -69,6 +69,7 @@ out=$dest/../node-images build pause pause "" polycrate.local/envoy/tools/pause
 out=$dest/../node-images build echo echo "" polycrate.local/envoy/tools/echo
 build helm helm "-X helm.sh/helm/v3/internal/version.version=v3.22.0 -X helm.sh/helm/v3/internal/version.gitTreeState=clean" \
   helm.sh/helm/v3/cmd/helm
+# The default release (envoy_block.ENVOY_GATEWAY_VERSION; tests/unit/test_envoy_gateway_version.py checks it).
 build envoy-gateway envoy-gateway "-X github.com/envoyproxy/gateway/internal/cmd/version.envoyGatewayVersion=v1.9.1" \
   github.com/envoyproxy/gateway/cmd/envoy-gateway github.com/envoyproxy/gateway/cmd/egctl
 # The upgrade sources (tests/cluster/test_upgrade.py): v1.9.0 (patch upgrade) and v1.8.3 (minor upgrade).

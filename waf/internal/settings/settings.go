@@ -42,13 +42,18 @@ var CRSContentTypes = []string{
 	"application/json",
 }
 
+// methodRe, mediaRe and tagRe are config.schema.json's $defs http_method, media_type and rule_tag patterns,
+// character for character, so the service accepts exactly what the block renders: tests/unit/test_waf_grammar.py
+// compares them and runs testdata/grammar.json through the schema, as TestGrammarMatchesTheSchema runs it
+// through Check.
 var (
 	// An HTTP method as CRS compares it (case-sensitive, space-separated list).
 	methodRe = regexp.MustCompile(`^[A-Z][A-Z-]{0,31}$`)
 	// A media type without parameters, lower case (CRS lowercases the request's before comparing).
 	mediaRe = regexp.MustCompile(`^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$`)
-	// A rule tag as SecRuleRemoveByTag takes it inside double quotes.
-	tagRe = regexp.MustCompile(`^[^"\\\n]+$`)
+	// A rule tag as SecRuleRemoveByTag takes it inside double quotes, without control characters: a newline or
+	// carriage return would end the directive, and none belongs in a tag.
+	tagRe = regexp.MustCompile(`^[^"\\\x00-\x1f]+$`)
 )
 
 // Settings is the whole settings file. Field names are the file's keys.
@@ -248,7 +253,7 @@ func (s Settings) Check() error {
 	}
 	for _, tag := range s.ExcludeRuleTags {
 		if !tagRe.MatchString(tag) {
-			return fmt.Errorf("exclude_rule_tags: %q is not a rule tag (no quotes, backslashes or newlines)", tag)
+			return fmt.Errorf("exclude_rule_tags: %q is not a rule tag (no quotes, backslashes or control characters)", tag)
 		}
 	}
 	// Below 1 GiB: the engine is given one byte more (Directives) and refuses a limit above 1 GiB.

@@ -1,6 +1,9 @@
 package settings
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,6 +197,74 @@ func TestWrongKindsNameTheKey(t *testing.T) {
 	for doc, want := range map[string]string{"[a, b]": "expected a mapping of settings", "a: [": "not YAML", "": "no CRS rules/"} {
 		if _, err := Parse([]byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q", doc, err, want)
+		}
+	}
+}
+
+// grammarTable is testdata/grammar.json: per settings key, the values config.schema.json accepts and refuses.
+type grammarTable struct {
+	Values map[string]struct {
+		Accept []string `json:"accept"`
+		Refuse []string `json:"refuse"`
+	} `json:"values"`
+}
+
+func readGrammarTable(path string) (grammarTable, error) {
+	var table grammarTable
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return table, fmt.Errorf("reading the grammar table: %w", err)
+	}
+	if err := json.Unmarshal(data, &table); err != nil {
+		return table, fmt.Errorf("decoding %s: %w", path, err)
+	}
+	return table, nil
+}
+
+// withValue is the defaults over crsDir with key (a settings file key) set to the one-item list [value], as the
+// block renders it. Fresh defaults each time: decoding into a slice reuses its array, which copies share.
+func withValue(crsDir, key, value string) (Settings, error) {
+	s := Defaults()
+	s.CRSDir = crsDir
+	doc, err := json.Marshal(map[string][]string{key: {value}})
+	if err != nil {
+		return s, fmt.Errorf("encoding %s: %w", key, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.DisallowUnknownFields() // a key of the table that is no setting must fail, not pass unchecked
+	if err := dec.Decode(&s); err != nil {
+		return s, fmt.Errorf("decoding %s: %w", key, err)
+	}
+	return s, nil
+}
+
+// Check gives the schema's verdict on every value of the table the block's unit test runs through
+// config.schema.json (tests/unit/test_waf_grammar.py), so the service and the block cannot drift apart.
+// Mutation: tagRe back to `^[^"\\\n]+$` (newlines only) -> red for the tab, carriage return and control
+// characters.
+func TestGrammarMatchesTheSchema(t *testing.T) {
+	table, err := readGrammarTable(filepath.Join("testdata", "grammar.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := crs(t)
+	if len(table.Values) == 0 {
+		t.Fatal("the grammar table has no values")
+	}
+	for key, values := range table.Values {
+		for _, tc := range []struct {
+			values []string
+			accept bool
+		}{{values.Accept, true}, {values.Refuse, false}} {
+			for _, value := range tc.values {
+				s, err := withValue(dir, key, value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Check(); (err == nil) != tc.accept {
+					t.Errorf("%s %q: the schema accepts it: %v; Check: %v", key, value, tc.accept, err)
+				}
+			}
 		}
 	}
 }

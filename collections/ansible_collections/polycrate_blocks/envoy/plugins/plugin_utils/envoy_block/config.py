@@ -72,7 +72,7 @@ _FORMAT_HINTS = {
     ),
     "image_tag": "an image tag such as v1.9.0 (letters, digits, '_', '.', '-', at most 128; no spaces or ':')",
     "image_digest": "empty, or a digest sha256:<64 lowercase hex digits> (EnvoyProxy accepts sha256 only)",
-    "rule_tag": "a rule tag such as attack-sqli (no quotes, backslashes or line breaks)",
+    "rule_tag": "a rule tag such as attack-sqli (no quotes, backslashes or control characters)",
     "http_method": "an upper-case HTTP method such as PUT or M-SEARCH (letters and '-'; CRS compares case-sensitively)",
     "media_type": "a lower-case media type without parameters, such as application/json (no '; charset=...')",
     "duration": "a duration such as 500ms, 30s, 5m or 1h",
@@ -131,8 +131,42 @@ def _strict_integer(checker: Any, instance: Any) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
+def python_pattern(pattern: str) -> str:
+    """A schema `pattern` (ECMA-262, where `$` is the end of the value) for Python's `re`, where `$` also matches
+    before a final newline: every `$` anchor becomes `\\Z`. Without it "attack-sqli\\n" passed rule_tag's
+    ^...$ and the WAF refused its settings file, and "v1.9.1\\n" passed image_tag (Polycrate's gojsonschema
+    and the WAF's Go regexps, like ECMA, refuse both)."""
+    out, escaped, in_class = [], False, False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "$":
+            out.append(r"\Z")
+            continue
+        out.append(char)
+    return "".join(out)
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(python_pattern(pattern))
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Mapping[str, Any]) -> Iterator[Any]:
+    """The `pattern` keyword with the schema's meaning of `$` (python_pattern); jsonschema's own wording."""
+    if validator.is_type(instance, "string") and not _compiled(pattern).search(instance):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
 _Validator = jsonschema.validators.extend(
     jsonschema.Draft7Validator,
+    validators={"pattern": _pattern},
     type_checker=jsonschema.Draft7Validator.TYPE_CHECKER.redefine("integer", _strict_integer),
 )
 
