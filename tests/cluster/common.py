@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
+from envoy_block.lifecycle.status import PROXY_SELECTOR, rolled_out
 from envoy_block.plan import Plan
 from tests.cluster.conftest import Kube
 from tests.harness.api import ApiError
@@ -23,6 +24,19 @@ POLICY_KINDS = {
     "BackendTrafficPolicy": "backendtrafficpolicies",
     "EnvoyExtensionPolicy": "envoyextensionpolicies",
 }
+
+
+def proxies_rolled_out(kube: Kube, timeout: float = 180) -> None:
+    """Wait until every proxy Deployment runs its current spec on every replica and none is being deleted:
+    install returns once the Gateways are Programmed, which the old pods already are while the proxies roll
+    (install's summary says what still rolls, and `status` calls it unhealthy until it is done;
+    docs/operations.md)."""
+
+    def settled() -> bool:
+        found = kube.items("/apis/apps/v1/deployments", labelSelector=",".join(PROXY_SELECTOR))
+        return all(rolled_out(d) and not d["metadata"].get("deletionTimestamp") for d in found)
+
+    kube.wait(settled, timeout, "the proxy Deployments rolled out")
 
 
 def condition(obj: dict[str, Any] | None, kind: str) -> str | None:

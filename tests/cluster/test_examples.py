@@ -24,7 +24,7 @@ import yaml
 
 from envoy_block import lifecycle
 from envoy_block.polycrate import merge_config
-from tests.cluster.common import assert_healthy, writes
+from tests.cluster.common import assert_healthy, proxies_rolled_out, writes
 from tests.cluster.conftest import Kube
 from tests.conftest import ROOT
 from tests.harness import pki
@@ -98,6 +98,7 @@ def install_each(kube: Kube, configs: dict[str, dict[str, Any]]) -> list[str]:
             continue
         policies = [e["name"] for e in plan(cfg).to_dict()["objects"] if e["kind"] in POLICY_KINDS]
         if policies:  # status reads every policy it reports (issue #12 item 7: it skipped the WAF's)
+            proxies_rolled_out(kube)  # status calls proxies still rolling unhealthy, rightly
             status = kube.playbook("status", cfg)
             missing = [p for p in policies if p not in status.output]
             if status.returncode != 0 or missing:
