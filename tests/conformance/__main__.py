@@ -33,6 +33,7 @@ from typing import Any
 
 import yaml
 
+from envoy_block import ENVOY_GATEWAY_VERSION
 from envoy_block.polycrate import merge_config
 from tests.cluster.conftest import BLOCK_POLY, Kube, chart_registry
 from tests.conformance import report
@@ -146,8 +147,11 @@ def open_suite_to_proxies(kube: Kube, namespaces: list[str], proxies: dict[str, 
     kube.apply(_policy(BLOCK_NS, "envoy-proxies-udp-in", udp_in))
 
 
+def implementation_version() -> str:
+    return f"{ENVOY_GATEWAY_VERSION} (polycrate block envoy {BLOCK_POLY['version']})"
+
+
 def suite_args(gateway_class: str, out: Path, *, core_only: bool) -> list[str]:
-    version = BLOCK_POLY["version"]
     features = list(report.CORE_RUN_FEATURES if core_only else report.UPSTREAM_FEATURES)
     args = [
         "-test.v",
@@ -161,11 +165,9 @@ def suite_args(gateway_class: str, out: Path, *, core_only: bool) -> list[str]:
         f"-supported-features={','.join(features)}",
         f"-namespace-labels={'='.join(SUITE_LABEL)}",
         f"-report-output={out}",
-        "-organization=envoyproxy",
-        "-project=envoy-gateway",
-        "-url=https://github.com/envoyproxy/gateway",
-        f"-version=v1.9.1 (polycrate block envoy {version})",
-        "-contact=docs/conformance.md",
+        *(f"-{key}={value}" for key, value in report.IMPLEMENTATION.items() if key != "contact"),
+        f"-contact={','.join(report.IMPLEMENTATION['contact'])}",
+        f"-version={implementation_version()}",
         f"-mode={gateway_class}",
         # GatewayStaticAddresses: an address MetalLB's pool holds, and one it does not.
         f"-usable-address={ipaddress.ip_network(POOL)[240]}",
@@ -232,12 +234,19 @@ def main() -> int:
                 open_suite_to_proxies(kube, namespaces, proxies)
                 written = run_suite(kube, gateway_class, out_dir, core_only=args.core)
                 log = (out_dir / f"{gateway_class}.log").read_text(encoding="utf-8")
+                problems = []
                 if written is None:
-                    # Setup failed (a require in the suite's Setup): the output says why, the table shows "-".
-                    written = {"profiles": []}
-                    problems = [f"no report; the suite's output ends:\n{log[-2000:]}"]
+                    # Setup failed (a require in the suite's Setup): no test ran. The report says so and why.
+                    reason = report.setup_error(log)
+                    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                    written = report.setup_failed(
+                        gateway_class, implementation_version(), reason, stamp, core_only=args.core
+                    )
+                    out = out_dir / f"{gateway_class}-report.yaml"
+                    out.write_text(yaml.safe_dump(written, sort_keys=False), encoding="utf-8")
+                    problems.append(f"the suite's setup did not complete, no test ran: {reason}")
                 else:
-                    problems = report.shortfalls(written, core_only=args.core)
+                    problems += report.shortfalls(written, core_only=args.core)
                 reports[gateway_class] = written
                 problems += [f"failed by the suite's output: {name}" for name in report.failed_in_log(log)]
                 verdict = "short of upstream" if problems else "passes what upstream passes"

@@ -22,7 +22,7 @@ def publish(src: Path, dest: Path) -> list[Path]:
     dest.mkdir(parents=True, exist_ok=True)
     written = []
     for path in sorted(src.glob("*-report.yaml")):
-        text = yaml.dump(report.load(path), Dumper=_Indented, sort_keys=False, explicit_start=True, width=200)
+        text = yaml.dump(report.load(path), Dumper=_Indented, sort_keys=False, explicit_start=True, width=100)
         out = dest / path.name
         out.write_text(text, encoding="utf-8")
         written.append(out)

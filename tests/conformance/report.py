@@ -104,6 +104,17 @@ UPSTREAM_PROVISIONAL = (
 CORE_RUN_FEATURES = ("Gateway", "TLSRouteModeMixed", "TLSRouteModeTerminate")
 
 
+# Who the reports name as the implementation (the suite's -organization, -project, -url and -contact flags).
+IMPLEMENTATION = {
+    "organization": "envoyproxy",
+    "project": "envoy-gateway",
+    "url": "https://github.com/envoyproxy/gateway",
+    "contact": ["docs/conformance.md"],
+}
+CHANNEL = "experimental"
+GATEWAY_API = "v1.6.1"
+
+
 @dataclass(frozen=True)
 class Outcome:
     """One profile's class of tests (core or extended) as a report states it."""
@@ -186,6 +197,47 @@ def table(reports: dict[str, dict[str, Any]]) -> str:
             upstream = f"{UPSTREAM_PASSED[profile][index]} / 0 / 0"
             rows.append(f"| {profile} | {kind} | {upstream} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
+
+
+MESSAGE = re.compile(r"^\s+Messages:\s+(.+)$", re.MULTILINE)
+CAUSE = re.compile(r"^\s+Error:\s+Received unexpected error:\n\s+(.+)$", re.MULTILINE)
+NOT_READY = re.compile(r"(\S+ \w+ not \w+ yet)$", re.MULTILINE)
+
+
+def setup_error(log: str) -> str:
+    """Why the suite's setup stopped, by its output: testify's last message and error, and the last object
+    the setup was still waiting for."""
+    said = [str(found[-1]).strip() for found in (MESSAGE.findall(log), CAUSE.findall(log)) if found]
+    waiting = [str(line) for line in NOT_READY.findall(log)]
+    if not said:
+        return "the suite wrote no report; its output says why"
+    text = said[0] + (f" ({said[1]})" if len(said) > 1 else "")
+    return text + (f"; last seen: {waiting[-1]}" if waiting else "")
+
+
+def setup_failed(mode: str, version: str, reason: str, date: str, *, core_only: bool) -> dict[str, Any]:
+    """The report the suite writes none of when its setup fails, in upstream's format: no test ran, so every
+    profile's class is a failure with nothing passed, failed or skipped, and each profile's summary says why.
+    A run is then never shown as passing, and the report names what stopped it."""
+    kinds = ("core",) if core_only else ("core", "extended")
+    empty = {"Failed": 0, "Passed": 0, "Skipped": 0}
+    return {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "date": date,
+        "gatewayAPIChannel": CHANNEL,
+        "gatewayAPIVersion": GATEWAY_API,
+        "implementation": {**IMPLEMENTATION, "version": version},
+        "kind": "ConformanceReport",
+        "mode": mode,
+        "profiles": [
+            {
+                "name": name,
+                **{kind: {"result": "failure", "statistics": dict(empty)} for kind in kinds},
+                "summary": f"No test ran: the suite's setup did not complete ({reason}).",
+            }
+            for name in PROFILES
+        ],
+    }
 
 
 FAILED_TEST = re.compile(r"^    --- FAIL: TestConformance/(\w+) ", re.MULTILINE)

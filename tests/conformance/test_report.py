@@ -129,3 +129,39 @@ def test_a_provisional_test_upstream_passed_must_pass() -> None:
         "provisional test upstream passed, not passed here: UDPRoute"
     ]
     assert report.shortfalls(missing, core_only=True) == []
+
+
+SETUP_LOG = """\
+    helpers.go:279: 2026-12-06T00:46:30Z: gateway-conformance-infra/backend-namespaces Gateway not Accepted yet
+    suite.go:436:
+        \tError Trace:\tsigs.k8s.io/gateway-api/conformance@v1.6.1/utils/kubernetes/helpers.go:312
+        \tError:      \tReceived unexpected error:
+        \t            \tcontext deadline exceeded
+        \tTest:       \tTestConformance
+        \tMessages:   \terror waiting for gateway-conformance-infra namespaces to be ready
+--- FAIL: TestConformance (322.60s)
+"""
+
+
+def test_a_setup_that_stops_is_reported_with_its_reason() -> None:
+    """eg-shared's setup never completes (docs/conformance.md): the run writes upstream's format anyway, every
+    profile a failure that passed nothing, with why; judged short of upstream, never as passing."""
+    reason = report.setup_error(SETUP_LOG)
+    assert reason == (
+        "error waiting for gateway-conformance-infra namespaces to be ready (context deadline exceeded); "
+        "last seen: gateway-conformance-infra/backend-namespaces Gateway not Accepted yet"
+    )
+    written = report.setup_failed("eg-shared", "v1.9.1 (block)", reason, "2026-12-06T00:00:00Z", core_only=False)
+    assert written["kind"] == "ConformanceReport"
+    assert written["mode"] == "eg-shared"
+    assert [p["name"] for p in written["profiles"]] == list(report.PROFILES)
+    for profile in written["profiles"]:
+        assert reason in profile["summary"]
+        assert {profile[k]["result"] for k in ("core", "extended")} == {"failure"}
+    assert report.outcomes(written)[("GATEWAY-HTTP", "core")] == report.Outcome(0, 0, 0)
+    problems = report.shortfalls(written, core_only=False)
+    assert "GATEWAY-HTTP core: 0 passed, upstream 37" in problems
+    assert "| GATEWAY-TLS | core | 20 / 0 / 0 | 0 / 0 / 0 |" in report.table({"eg-shared": written})
+    core = report.setup_failed("eg-shared", "v", reason, "d", core_only=True)
+    assert all("extended" not in p for p in core["profiles"])
+    assert report.setup_error("nothing useful") == "the suite wrote no report; its output says why"
