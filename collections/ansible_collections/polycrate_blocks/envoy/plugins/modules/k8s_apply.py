@@ -30,12 +30,11 @@ options:
     default: true
   wait_condition:
     description:
-      - Once every object is applied, wait until each has this condition (C(type), C(status)), as in
-        C(kubernetes.core.k8s).
+      - Wait until each object has this condition (C(type), C(status)), as in C(kubernetes.core.k8s).
       - Not in check mode.
     type: dict
   wait_timeout:
-    description: Seconds to wait for O(wait_condition), for all the objects together.
+    description: Seconds to wait for O(wait_condition), per object.
     type: int
     default: 120
   wait_sleep:
@@ -149,7 +148,6 @@ def main() -> None:
     params = module.params
     results: list[dict[str, Any]] = []
     diffs: list[dict[str, Any]] = []
-    waiting: list[tuple[Any, dict[str, Any]]] = []
     where = ""
     try:
         svc = K8sService(get_api_client(module), module)
@@ -179,6 +177,18 @@ def main() -> None:
                 query_params=query,
             ).to_dict()
             changed = comparable(before_dict) != comparable(after)
+            if params["wait_condition"] and not module.check_mode:
+                deadline = time.monotonic() + params["wait_timeout"]
+                while not has_condition(after, params["wait_condition"]):
+                    if time.monotonic() > deadline:
+                        wanted = params["wait_condition"]
+                        module.fail_json(
+                            msg=f"{definition['kind']} {meta['name']} is not {wanted['type']}={wanted['status']} "
+                            f"after {params['wait_timeout']} s",
+                            result={"results": results},
+                        )
+                    time.sleep(params["wait_sleep"])
+                    after = dynamic.get(resource, name=meta["name"], namespace=meta.get("namespace")).to_dict()
             rollout = index < len(params["rollouts"]) and params["rollouts"][index]
             if rollout and definition["kind"] == "Deployment" and not module.check_mode:
                 deadline = time.monotonic() + params["rollout_timeout"]
@@ -194,25 +204,8 @@ def main() -> None:
                     time.sleep(params["wait_sleep"])
                     after = dynamic.get(resource, name=meta["name"], namespace=meta.get("namespace")).to_dict()
             results.append({"changed": changed, "method": "apply" if before_dict else "create", "result": after})
-            waiting.append((resource, meta))
             if changed and module._diff:
                 diffs.append({"before": comparable(before_dict) or {}, "after": comparable(after)})
-        # All applied first, then waited for: CRDs become Established side by side (waiting after each one
-        # cost about a second per CRD, 20 s for a fresh install's).
-        wanted = params["wait_condition"]
-        if wanted and not module.check_mode:
-            deadline = time.monotonic() + params["wait_timeout"]
-            for result, (resource, meta) in zip(results, waiting, strict=True):
-                while not has_condition(result["result"], wanted):
-                    if time.monotonic() > deadline:
-                        module.fail_json(
-                            msg=f"{resource.kind} {meta['name']} is not {wanted['type']}={wanted['status']} "
-                            f"after {params['wait_timeout']} s",
-                            result={"results": results},
-                        )
-                    time.sleep(params["wait_sleep"])
-                    found = dynamic.get(resource, name=meta["name"], namespace=meta.get("namespace"))
-                    result["result"] = found.to_dict()
     except CoreException as exc:
         module.fail_from_exception(exc)
     except Exception as exc:  # noqa: BLE001 - the API's refusal, said once with the object it was about
