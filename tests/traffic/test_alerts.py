@@ -66,9 +66,9 @@ from typing import Any
 
 import yaml
 
-from envoy_block.body_buffer import quantity_bytes
 from envoy_block.components.monitoring import PROXY_METRICS_PATH
-from envoy_block.components.proxies import fleet_size, seconds
+from envoy_block.components.proxies import fleet_size
+from envoy_block.formats import quantity_bytes, seconds
 from envoy_block.polycrate import merge_config
 from tests.conftest import ROOT
 from tests.support import metric_names

@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from envoy_block import body_buffer
+from envoy_block import body_buffer, formats
 from tests.support.helpers import MISSING, at, load, objects, problems, with_gateway
 
 
@@ -223,4 +223,4 @@ def test_accepted(cfg: dict[str, Any]) -> None:
     [("1Gi", 2**30), ("512Mi", 512 * 2**20), ("1.5Gi", 3 * 2**29), ("1G", 10**9), ("100Ki", 102400), ("1000", 1000)],
 )
 def test_quantity_bytes(quantity: str, expected: int) -> None:
-    assert body_buffer.quantity_bytes(quantity) == expected
+    assert formats.quantity_bytes(quantity) == expected

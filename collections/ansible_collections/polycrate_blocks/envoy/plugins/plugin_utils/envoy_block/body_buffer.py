@@ -13,29 +13,13 @@ raising.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from fractions import Fraction
 from typing import Any
 
 # Envoy Gateway v1.9.0's values when no ClientTrafficPolicy sets them (internal/xds/translator/listener.go:
 # tcpListenerPerConnectionBufferLimitBytes, http2InitialStreamWindowSize). The block never goes below them.
 ENVOY_GATEWAY_CONNECTION_BUFFER = 32768
 ENVOY_GATEWAY_HTTP2_STREAM_WINDOW = 65536
-
-_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$")
-_SUFFIX = {
-    "": Fraction(1),
-    "m": Fraction(1, 1000),
-    "k": Fraction(10**3),
-    "M": Fraction(10**6),
-    "G": Fraction(10**9),
-    "T": Fraction(10**12),
-    "Ki": Fraction(2**10),
-    "Mi": Fraction(2**20),
-    "Gi": Fraction(2**30),
-    "Ti": Fraction(2**40),
-}
 
 
 def needed(values: Mapping[str, Any]) -> int | None:
@@ -61,11 +45,3 @@ def client_traffic_settings(size: int) -> dict[str, Any]:
         "connection": {"bufferLimit": max(size, ENVOY_GATEWAY_CONNECTION_BUFFER)},
         "http2": {"initialStreamWindowSize": max(size, ENVOY_GATEWAY_HTTP2_STREAM_WINDOW)},
     }
-
-
-def quantity_bytes(quantity: str) -> Fraction:
-    """A Kubernetes quantity of the schema's form ("1Gi", "512M", "1.5Gi") in bytes."""
-    match = _QUANTITY.fullmatch(quantity)
-    if not match:
-        raise ValueError(f"not a quantity: {quantity!r}")
-    return Fraction(match.group(1)) * _SUFFIX[match.group(2) or ""]

@@ -19,7 +19,7 @@ from typing import Any
 
 import jsonschema
 
-from . import attachments, body_buffer, crds, formats, inputs
+from . import attachments, crds, formats, inputs
 from .components import (
     controller,
     gateway,
@@ -522,7 +522,7 @@ def generic_problems(values: Mapping[str, Any], reported: set[str]) -> list[Prob
             for key in sorted(set(requests) & set(limits)):
                 at = _path([*parts, "requests", key])
                 try:
-                    over = body_buffer.quantity_bytes(requests[key]) > body_buffer.quantity_bytes(limits[key])
+                    over = formats.quantity_bytes(requests[key]) > formats.quantity_bytes(limits[key])
                 except (ValueError, TypeError):
                     continue
                 if over and at not in reported:

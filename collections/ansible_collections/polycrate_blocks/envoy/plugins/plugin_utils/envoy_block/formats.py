@@ -3,7 +3,8 @@
 Each check raises ValueError whose text is the fix; config.shape_problems puts it after the value's
 config path. Polycrate's own schema validation ignores formats it does not know, so the shape that a
 pattern can express stays in config.schema.json (a CIDR's pattern, the OCI grammar in the image_* $defs) and
-these add what needs code: real networks, and a chart reference helm can actually use.
+these add what needs code: real networks, and a chart reference helm can actually use. Below them, the
+parsers of the schema's value grammars (quantities, durations) that rules and outputs compare and convert.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Callable, Mapping
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -108,3 +110,37 @@ def checks(defs: Mapping[str, Any]) -> dict[str, Callable[[str], None]]:
         "http-url": http_url,
         "helm-chart-ref": lambda value: chart_ref(value, registry, repository),
     }
+
+
+# Parsers of the schema's value grammars, for the rules that compare values (a request above its limit, a
+# drain shorter than its minimum) and the outputs that convert them (alerts in bytes and milliseconds).
+_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$")
+_SUFFIX = {
+    "": Fraction(1),
+    "m": Fraction(1, 1000),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "Ki": Fraction(2**10),
+    "Mi": Fraction(2**20),
+    "Gi": Fraction(2**30),
+    "Ti": Fraction(2**40),
+}
+
+
+def quantity_bytes(quantity: str) -> Fraction:
+    """A Kubernetes quantity of the schema's form ("1Gi", "512M", "1.5Gi") in bytes."""
+    match = _QUANTITY.fullmatch(quantity)
+    if not match:
+        raise ValueError(f"not a quantity: {quantity!r}")
+    return Fraction(match.group(1)) * _SUFFIX[match.group(2) or ""]
+
+
+_DURATION_PART = re.compile(r"([0-9]+)(h|ms|m|s)")
+_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def seconds(duration: str) -> float:
+    """A Gateway API duration (the schema's `duration` pattern: 1h30m, 10s, 500ms) in seconds."""
+    return sum(int(n) * _UNIT_SECONDS[unit] for n, unit in _DURATION_PART.findall(duration))

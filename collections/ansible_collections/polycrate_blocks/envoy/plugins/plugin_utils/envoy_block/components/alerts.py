@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import labels
-from ..body_buffer import quantity_bytes
+from ..formats import quantity_bytes, seconds
 from ..model import Config
-from .proxies import fleet_size, seconds
+from .proxies import fleet_size
 
 # The labels that tell one proxy fleet from another on the proxies' series (VMPodScrape podTargetLabels of
 # Envoy Gateway's owner labels, sanitized by the scraper).

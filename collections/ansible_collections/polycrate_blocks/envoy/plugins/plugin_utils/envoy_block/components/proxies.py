@@ -4,11 +4,11 @@ settings, a surge-only rolling update, topology spread and placement (docs/opera
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from .. import images, labels, loadbalancer, placement
+from ..formats import seconds
 from ..model import Checked, Config, Problem
 from ..plan import Phase, Step
 from .gateway import proxy_protocol_scope
@@ -226,15 +226,6 @@ def check(values: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:
     availability, availability_warnings = _availability_problems(data_plane, raw.get("data_plane") or {})
     placed = placement.toleration_problems("config.data_plane.tolerations", data_plane["tolerations"])
     return problems + availability + placed, warnings + availability_warnings
-
-
-_DURATION_PART = re.compile(r"([0-9]+)(h|ms|m|s)")
-_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-
-
-def seconds(duration: str) -> float:
-    """A Gateway API duration (the schema's `duration` pattern: 1h30m, 10s, 500ms) in seconds."""
-    return sum(int(n) * _UNIT_SECONDS[unit] for n, unit in _DURATION_PART.findall(duration))
 
 
 def _availability_problems(data_plane: Mapping[str, Any], raw: Mapping[str, Any]) -> Checked:

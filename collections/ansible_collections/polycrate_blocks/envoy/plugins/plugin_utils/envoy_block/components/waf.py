@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from .. import advisories, body_buffer, credentials, images, labels, placement, seclang, waf_exclusions
+from .. import advisories, body_buffer, credentials, formats, images, labels, placement, seclang, waf_exclusions
 from ..model import Checked, Config, Problem
 from ..plan import Phase, Step
 from . import admission
@@ -327,7 +327,7 @@ def workers(waf: Mapping[str, Any]) -> int:
         return int(waf["workers"])
     cpu = waf["resources"].get("limits", {}).get("cpu")
     if cpu:
-        return max(1, math.ceil(body_buffer.quantity_bytes(cpu)))
+        return max(1, math.ceil(formats.quantity_bytes(cpu)))
     return DEFAULT_WORKERS
 
 
@@ -344,7 +344,7 @@ def resources(waf: Mapping[str, Any]) -> dict[str, dict[str, str]]:
     limits = {**derived["limits"], **user.get("limits", {})}
     requests = dict(derived["requests"])
     for key, limit in limits.items():  # a derived request never exceeds the limit the user set
-        if body_buffer.quantity_bytes(requests[key]) > body_buffer.quantity_bytes(limit):
+        if formats.quantity_bytes(requests[key]) > formats.quantity_bytes(limit):
             requests[key] = limit
     return {"requests": {**requests, **user.get("requests", {})}, "limits": limits}
 
@@ -403,7 +403,7 @@ def _worker_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> tuple
     warnings: list[str] = []
     for key in ("cpu", "memory"):
         request, limit = resources["requests"][key], resources["limits"][key]
-        if body_buffer.quantity_bytes(request) > body_buffer.quantity_bytes(limit):
+        if formats.quantity_bytes(request) > formats.quantity_bytes(limit):
             origin = "" if key in user.get("limits", {}) else f", derived from {n} worker(s)"
             problems.append(
                 Problem(
@@ -415,7 +415,7 @@ def _worker_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> tuple
     if not waf["enabled"]:
         return problems, warnings
     cpu_limit = user.get("limits", {}).get("cpu")
-    if waf.get("workers") is not None and cpu_limit and math.ceil(body_buffer.quantity_bytes(cpu_limit)) < n:
+    if waf.get("workers") is not None and cpu_limit and math.ceil(formats.quantity_bytes(cpu_limit)) < n:
         warnings.append(
             f"config.waf.workers: {n} workers share a CPU limit of {cpu_limit} "
             "(waf.resources.limits.cpu): each worker is CPU-bound, so the extra ones only add memory and "
@@ -429,7 +429,7 @@ def _worker_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> tuple
             f"included) and add memory; set it to {n} or fewer, or remove it (it then follows the workers)"
         )
     memory_limit = user.get("limits", {}).get("memory")
-    if memory_limit and body_buffer.quantity_bytes(memory_limit) < (32 + _WORKER_RSS_MIB * n) * 2**20:
+    if memory_limit and formats.quantity_bytes(memory_limit) < (32 + _WORKER_RSS_MIB * n) * 2**20:
         warnings.append(
             f"config.waf.resources.limits.memory: {memory_limit} is tight for {n} worker(s) (each holds its own "
             f"rules, about 75 MiB): the pod may be OOM-killed; allow {32 + _WORKER_RSS_MIB * n}Mi or more, or "
@@ -463,7 +463,7 @@ def _body_problems(values: Mapping[str, Any], raw: Mapping[str, Any]) -> list[Pr
         )
     size = body_buffer.needed(values)
     memory = values["data_plane"]["resources"].get("limits", {}).get("memory")
-    if size is not None and memory and size >= body_buffer.quantity_bytes(memory):
+    if size is not None and memory and size >= formats.quantity_bytes(memory):
         key = "max_size" if body["limit_action"] == "partial" else "limit"
         problems.append(
             Problem(
