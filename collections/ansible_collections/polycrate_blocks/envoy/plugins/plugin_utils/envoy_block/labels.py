@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import ENVOY_GATEWAY_VERSION
 from .model import Config
 
 PART_OF = "envoy-gateway"
@@ -15,24 +16,15 @@ LOG_SOURCE_LABEL = "polycrate_log_source"
 LOG_SOURCE = "app"
 
 
-def version(chart_version: str) -> str:
-    """chart.version as a label value, the way Helm writes a chart's version into its labels: SemVer's `+`
-    (build metadata) is not allowed in a label value and becomes `_`; cut to a label value's 63 characters, and
-    to an alphanumeric end, which the cut may have taken."""
-    return chart_version.replace("+", "_")[:63].rstrip("-_.")
-
-
 def standard(config: Config, component: str) -> dict[str, str]:
-    """The app.kubernetes.io/* set every rendered object and pod template carries. The version is the Envoy
-    Gateway release this config installs (chart.version), not the block's default: an install of v1.8.3 is
-    labelled v1.8.3."""
+    """The app.kubernetes.io/* set every rendered object and pod template carries."""
     return {
         "app.kubernetes.io/name": PART_OF,
         "app.kubernetes.io/instance": config.block_name,
         "app.kubernetes.io/component": component,
         "app.kubernetes.io/part-of": PART_OF,
         "app.kubernetes.io/managed-by": MANAGED_BY,
-        "app.kubernetes.io/version": version(str(config.get("chart.version"))),
+        "app.kubernetes.io/version": ENVOY_GATEWAY_VERSION,
     }
 
 
