@@ -85,9 +85,37 @@ def test_install_waits_for_it_right_after_the_rollout() -> None:
     rollout = names.index("Wait for the controller rollout")
     wait = tasks[rollout + 1]
     assert wait["name"] == "Wait until the previous controller has stopped"
-    assert "previous_controller_query" in wait["polycrate_blocks.envoy.k8s_list"]["queries"]
-    assert wait["until"] == "__envoy_apply_previous_controller.count == 0"
+    listing = wait["polycrate_blocks.envoy.k8s_list"]
+    assert "previous_controller_query" in listing["queries"]
+    # One module run waits (the query's wait_absent), up to the config's wait.timeout: no `until` loop that
+    # starts a module per poll.
+    assert listing["wait_timeout"] == "{{ envoy_config_plan.wait.timeout }}"
+    assert "until" not in wait
     assert wait["when"] == tasks[rollout]["when"]
+
+
+def test_the_wait_ends_when_no_controller_pod_is_terminating(monkeypatch: Any) -> None:
+    """wait_absent with terminating_only: the new replicas stay, so the wait is over when the old pod is gone,
+    not when the query finds nothing."""
+    (query,) = lifecycle.previous_controller_query(plan(with_gateway()).to_dict())
+    assert query["wait_absent"]
+    assert query["terminating_only"]
+    old = {"metadata": {"name": "envoy-gateway-old", "deletionTimestamp": "2026-12-03T08:23:29Z"}}
+    new = {"metadata": {"name": "envoy-gateway-new"}}
+    answers = [[old, new], [old, new], [new]]
+    calls: list[int] = []
+
+    def listed(svc: Any, query: Any, selectors: Any) -> dict[str, Any]:
+        calls.append(1)
+        return {"resources": answers[min(len(calls), len(answers)) - 1], "api_found": True}
+
+    monkeypatch.setattr(k8s_list, "_metadata_list", listed)
+    monkeypatch.setattr(k8s_list.time, "sleep", lambda s: None)
+    assert k8s_list._until_absent(None, query, [], timeout=60, sleep=1)["resources"] == []
+    assert len(calls) == 3
+    calls.clear()
+    answers[:] = [[old, new]]
+    assert k8s_list._until_absent(None, query, [], timeout=0, sleep=1)["resources"] == [old], "timed out: what is left"
 
 
 def _lease(holder: str | None, version: str = "4711") -> dict[str, Any]:

@@ -69,3 +69,16 @@ def test_the_check_sees_the_old_jinja_decisions() -> None:
         "objects | selectattr('kind', 'equalto', 'Gateway') | list | length > 0",
     ]
     assert all(CLUSTER_READ.search(text) for text in old)
+
+
+@pytest.mark.parametrize("path", TASK_FILES, ids=[str(p.relative_to(ROOT)) for p in TASK_FILES])
+def test_no_task_polls_in_a_loop(path: Path) -> None:
+    """One way to wait: inside the module run (k8s_list's wait_absent and wait_condition, k8s_apply's waits and
+    rollouts, kubernetes.core's wait). An `until` loop starts a module, a Python importing the Kubernetes client,
+    for every poll: about a second of CPU each, the largest share of the CPU a make test spends."""
+    polling = [
+        str(task.get("name"))
+        for task in _tasks(yaml.safe_load(path.read_text(encoding="utf-8")))
+        if "until" in task or "retries" in task
+    ]
+    assert polling == [], f"wait inside the module run instead of an until loop: {polling}"

@@ -61,6 +61,7 @@ def test_gateways_first_then_the_rest_in_delete_order() -> None:
     assert not decision.remove_crds
     assert decision.proxy_services, "waits on: uninstall waits for the controller to remove the proxy Services"
     assert {q["kind"] for q in decision.proxy_services} == {"Service"}
+    assert all(q["wait_absent"] for q in decision.proxy_services), "waited for in one module run, not polled"
 
 
 def test_a_tenant_gateway_on_a_block_class_refuses_before_anything() -> None:
@@ -154,8 +155,9 @@ def test_the_namespaces_pods_are_awaited_before_it_goes() -> None:
     half = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS, "labels": {"x": "y"}}}
     ready = _controller(1)
     decision = decide_uninstall(_plan(), _observed(controller=ready, namespace=ours))
-    assert decision.namespace_pods == ({"api_version": "v1", "kind": "Pod", "namespace": NS},)
-    assert decision.to_dict()["namespace_pods"] == [{"api_version": "v1", "kind": "Pod", "namespace": NS}]
+    pods = {"api_version": "v1", "kind": "Pod", "namespace": NS, "wait_absent": True}
+    assert decision.namespace_pods == (pods,)
+    assert decision.to_dict()["namespace_pods"] == [pods]
     assert decide_uninstall(_plan(), _observed(controller=ready, namespace=half)).namespace_pods == ()
     no_wait = _plan({"wait": {"enabled": False}})
     assert decide_uninstall(no_wait, _observed(controller=ready, namespace=ours)).namespace_pods == ()

@@ -3,7 +3,6 @@ cleanly, nothing removed). The role only carries it out."""
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
@@ -37,8 +36,4 @@ class ActionModule(PlanAction):
             decision = lifecycle.decide_uninstall(plan, observed, controller_waited=time.monotonic() >= deadline)
         if decision.refusals:
             return {"failed": True, "changed": False, "msg": " ".join(decision.refusals)}
-        return {
-            "changed": False,
-            "poll_retries": math.ceil(float(plan["wait"]["timeout"]) / delay),
-            **decision.to_dict(),
-        }
+        return {"changed": False, **decision.to_dict()}

@@ -27,10 +27,12 @@ options:
         C(manager), C(operation) and C(subresource) (who wrote it, never the fields: a CRD's are as large
         as its schema).
       - C(terminating_only) true keeps only the objects being deleted (with C(metadata.deletionTimestamp)):
-        what a wait for a pod's shutdown (C(until: x.count == 0)) reads.
+        what a wait for a pod's shutdown reads (with C(wait_absent)).
       - C(wait_absent) true (metadata only) looks again every O(wait_sleep) seconds, up to O(wait_timeout), until
-        the query finds nothing (an object being deleted is gone); it never fails for what is left: C(count)
-        and C(resources) say what is, and the caller decides. It only reads, so it waits in check mode too.
+        the query finds nothing it keeps (an object being deleted is gone; with C(terminating_only), no object
+        is being deleted any more); it never fails for what is left: C(count) and C(resources) say what is,
+        and the caller decides. It only reads, so it waits in check mode too. The block's one way to wait for
+        something to go: one module run, not a module start per poll (an Ansible C(until) loop).
       - C(helm_release) true reads helm's storage Secrets (label C(owner=helm)) and returns, instead of the
         Secrets, the newest release decoded (C(revision), C(status), C(chart), C(chart_version),
         C(app_version), and C(values), the user-supplied values), as C(helm list) and C(helm get values) show
@@ -197,10 +199,12 @@ def _metadata_list(svc: K8sService, query: dict[str, Any], selectors: list[str])
 def _until_absent(
     svc: K8sService, query: dict[str, Any], selectors: list[str], timeout: int, sleep: int
 ) -> dict[str, Any]:
-    """C(wait_absent): list until the query finds nothing or `timeout` seconds have passed; what is left."""
+    """C(wait_absent): list until the query finds nothing it keeps (C(terminating_only)) or `timeout` seconds have
+    passed; what is left, kept."""
     deadline = time.monotonic() + timeout
     while True:
         listed = _metadata_list(svc, query, selectors)
+        listed["resources"] = _kept(query, listed["resources"])
         if not listed["resources"] or time.monotonic() >= deadline:
             return listed
         time.sleep(max(1, sleep))
@@ -262,8 +266,7 @@ def main() -> None:
             metadata_only = query.get("metadata_only", module.params["metadata_only"])
             if query.get("wait_absent"):
                 timeout, sleep = module.params["wait_timeout"], module.params["wait_sleep"]
-                listed = _until_absent(svc, query, selectors, timeout, sleep)
-                results.append({"item": query, **listed, "resources": _kept(query, listed["resources"])})
+                results.append({"item": query, **_until_absent(svc, query, selectors, timeout, sleep)})
                 continue
             if metadata_only and not condition:
                 listed = _metadata_list(svc, query, selectors)

@@ -136,8 +136,9 @@ class UninstallDecision:
     await_controller: bool = False
     # Deleted first, each waited for, while the controller runs to remove their proxies.
     gateways: tuple[dict[str, Any], ...] = ()
-    # k8s_list queries: the proxy Services the controller must remove (empty: no wait); then, if any is
-    # left, every proxy object it left (the controller removes proxies only as leader).
+    # k8s_list queries: the proxy Services the controller must remove, each waited for in the module run
+    # (wait_absent; empty: no wait); then, if any is left, every proxy object it left (the controller removes
+    # proxies only as leader).
     proxy_services: tuple[dict[str, Any], ...] = ()
     proxies: tuple[dict[str, Any], ...] = ()
     # The other owned objects, in the plan's delete order.
@@ -149,7 +150,7 @@ class UninstallDecision:
     crd_settings: Mapping[str, Any] | None = None
     crds_kept: str = ""
     delete_namespace: bool = False
-    # k8s_list queries: the pods left in that namespace, waited for before it is deleted. The namespace
+    # k8s_list queries: the pods left in that namespace, waited for (wait_absent) before it is deleted. The namespace
     # controller, finding pods still terminating, looks again only after their grace period (Envoy Gateway
     # gives a proxy drainTimeout + 300 s), long after they are gone; gone pods let it finish at once.
     namespace_pods: tuple[dict[str, Any], ...] = ()
@@ -225,7 +226,9 @@ def decide_uninstall(
     )
     return UninstallDecision(
         gateways=tuple(r["ref"] for r in gateways),
-        proxy_services=tuple(proxy_queries(owned, services_only=True)) if wait else (),
+        proxy_services=tuple({**q, "wait_absent": True} for q in proxy_queries(owned, services_only=True))
+        if wait
+        else (),
         proxies=tuple(proxy_queries(owned)),
         others=tuple(r["ref"] for r in owned if r["kind"] != "Gateway"),
         uninstall_helm=bool(plan["controller"]["install"]),
@@ -233,7 +236,7 @@ def decide_uninstall(
         crd_settings=crd_settings,
         crds_kept=kept,
         delete_namespace=delete_namespace,
-        namespace_pods=({"api_version": "v1", "kind": "Pod", "namespace": namespace},)
+        namespace_pods=({"api_version": "v1", "kind": "Pod", "namespace": namespace, "wait_absent": True},)
         if delete_namespace and wait
         else (),
     )

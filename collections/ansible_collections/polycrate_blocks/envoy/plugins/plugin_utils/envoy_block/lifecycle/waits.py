@@ -38,7 +38,8 @@ def wait_queries(plan: Mapping[str, Any], wait: bool, controller: bool = False) 
 
 
 def previous_controller_query(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The controller's pods that are terminating, for install to wait on after helm changed the release.
+    """The controller's pods that are terminating, for install to wait on after helm changed the release (until
+    none is: wait_absent, one module run).
     The Deployment counts a rollout done while the old pod still shuts down, and that pod keeps the leader
     lease until it exits: objects applied meanwhile are reconciled by the old controller under its old
     settings. On the real node, a deploy_type switch made the old controller build a proxy Deployment in the
@@ -51,6 +52,7 @@ def previous_controller_query(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
             "label_selectors": list(controller.POD_SELECTOR),
             "metadata_only": True,
             "terminating_only": True,
+            "wait_absent": True,
         }
     ]
 
