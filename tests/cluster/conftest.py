@@ -16,10 +16,12 @@ from __future__ import annotations
 import atexit
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,7 +41,7 @@ from tests.harness.node import enter_namespaces, node_image_archives
 from tests.harness.registry import PASSWORD as REGISTRY_PASSWORD
 from tests.harness.registry import USER as REGISTRY_USER
 from tests.harness.registry import Registry
-from tests.support import apiserver
+from tests.support import apiserver, output
 from tests.support.shared import shared_dir
 
 BIN = Path(sys.executable).parent
@@ -70,6 +72,50 @@ def enter_node_namespaces() -> None:
     children = workdir / "tmp"
     children.mkdir()
     os.environ["TMPDIR"] = str(children)
+
+
+@dataclass(frozen=True)
+class PlaybookCost:
+    """One playbook run: its test file, the wall time, and the CPU of ansible-playbook and everything it
+    started (modules, helm), read as this process's reaped children's CPU before and after, so a thread of
+    the test reaping a process of its own (curl, a client) at the same time is counted in as well."""
+
+    test_file: str
+    name: str
+    wall: float
+    cpu: float
+
+
+PLAYBOOK_COSTS: list[PlaybookCost] = []
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist hands this worker's output to the controller
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Show what the playbooks under test cost in this session, per test file: the largest share of make
+    test's CPU (docs/testing.md), so where a cut has to come from."""
+    if PLAYBOOK_COSTS:
+        output.show(playbook_costs(PLAYBOOK_COSTS))
+
+
+def playbook_costs(costs: list[PlaybookCost]) -> str:
+    files: dict[str, list[PlaybookCost]] = {}
+    for cost in costs:
+        files.setdefault(cost.test_file, []).append(cost)
+    ranked = sorted(files.items(), key=lambda item: -sum(c.cpu for c in item[1]))
+    lines = [
+        f"playbook runs: {len(costs)}, {sum(c.wall for c in costs):.0f} s wall, "
+        f"{sum(c.cpu for c in costs):.0f} s CPU (ansible-playbook, its modules and helm); by test file:"
+    ]
+    lines += [
+        f"  {name}: {len(runs)} runs, {sum(c.wall for c in runs):.0f} s wall, {sum(c.cpu for c in runs):.0f} s CPU"
+        for name, runs in ranked
+    ]
+    return "\n".join(lines)
 
 
 BLOCK_POLY = yaml.safe_load((ROOT / "block.poly").read_text(encoding="utf-8"))
@@ -163,6 +209,7 @@ class Kube:
             helm_log.write_text("", encoding="utf-8")
             env["PATH"] = f"{wrapper}{os.pathsep}{env['PATH']}"
         command = [str(BIN / "ansible-playbook"), "-e", f"@{snap_file}", f"playbooks/{name}.yml", *extra]
+        started, cpu = time.monotonic(), _children_cpu()
         if watch is None:
             done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
             returncode, output = done.returncode, done.stdout + done.stderr
@@ -176,6 +223,8 @@ class Kube:
                     lines.append(line)
                     watch(line)
             returncode, output = process.returncode, "".join(lines)
+        test_file = os.environ.get("PYTEST_CURRENT_TEST", "outside a test").split("::", 1)[0]
+        PLAYBOOK_COSTS.append(PlaybookCost(test_file, name, time.monotonic() - started, _children_cpu() - cpu))
         calls = helm_log.read_text(encoding="utf-8").splitlines() if record_helm else []
         run = Run(returncode, output, calls)
         # Every run's full output stays beside the test for diagnosis (assertions show only the tail).
