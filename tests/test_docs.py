@@ -184,10 +184,10 @@ def test_changelog_is_a_polycrate_list() -> None:
 
 
 def test_make_help_names_every_phony_target() -> None:
-    """`make help` is the map of the Makefile: every .PHONY target has its one line, and no line names a target
-    that is gone."""
-    makefile = (ROOT / "Makefile").read_text()
-    phony = set(re.search(r"^\.PHONY: (.*)$", makefile, re.M).group(1).split())  # type: ignore[union-attr]
+    """`make help` is the map of the Makefile and mk/*.mk: every .PHONY target has its one line, and no line names
+    a target that is gone."""
+    makefile = "\n".join(p.read_text() for p in [ROOT / "Makefile", *sorted((ROOT / "mk").glob("*.mk"))])
+    phony = {target for line in re.findall(r"^\.PHONY: (.*)$", makefile, re.M) for target in line.split()}
     described = set(re.findall(r"^## ([a-z-]+): \S", makefile, re.M))
     targets = set(re.findall(r"^([a-z][a-z-]*):", makefile, re.M))
     assert phony - described == set(), "add a `## target: what it does` line above these targets"
