@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from . import crds, labels, limits
@@ -78,13 +79,18 @@ def build_plan(config: Config) -> Plan:
 
 
 def _plan(config: Config, steps: list[Step]) -> Plan:
+    wait = Waits(enabled=bool(config.get("wait.enabled")), timeout=int(config.get("wait.timeout")))
+    # The plan holds what its fact says (Plan.from_dict gives back the same plan): the steps in apply order (a
+    # stable sort by phase, so neither order changes) and a rollout only where waits are on (without waits
+    # install lets nothing roll out; to_dict never said otherwise).
+    ordered = sorted(steps, key=lambda s: s.phase.apply_rank)
     return Plan(
-        steps=tuple(steps),
+        steps=tuple(s if wait.enabled or not s.rollout else replace(s, rollout=False) for s in ordered),
         helm=controller.release(config),
         crds=crds.settings(config),
         namespace=namespace.settings(config),
         controller=controller.settings(config),
-        wait=Waits(enabled=bool(config.get("wait.enabled")), timeout=int(config.get("wait.timeout"))),
+        wait=wait,
         ownership_labels=labels.ownership_selector(config),
         warnings=config.warnings,
     )

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from . import GATEWAY_API_VERSION
+from . import GATEWAY_API_VERSION, fact
 from .model import Checked, Config, Problem
 from .plan import DIGEST_ANNOTATION, with_digest
 from .release import semver
@@ -37,10 +37,25 @@ class GatewayApiCrds:
     version: str
     take_ownership: bool = False
 
+    @classmethod
+    def from_dict(cls, data: object, path: str = "plan.crds.gateway_api") -> GatewayApiCrds:
+        d = fact.fields(data, path, ("install", "channel", "version", "take_ownership"))
+        return cls(
+            install=fact.boolean(d, "install", path),
+            channel=fact.string(d, "channel", path),
+            version=fact.string(d, "version", path),
+            take_ownership=fact.boolean(d, "take_ownership", path),
+        )
+
 
 @dataclass(frozen=True)
 class EnvoyGatewayCrds:
     version: str  # chart.version: Envoy Gateway's CRDs come with the release the block installs
+
+    @classmethod
+    def from_dict(cls, data: object, path: str = "plan.crds.envoy_gateway") -> EnvoyGatewayCrds:
+        d = fact.fields(data, path, ("version",))
+        return cls(version=fact.string(d, "version", path))
 
 
 @dataclass(frozen=True)
@@ -64,6 +79,29 @@ class CrdSettings:
         remove = out.pop("remove_on_uninstall")
         # The order plan.yaml shows: the source's settings, its values, then what uninstall does.
         return {**out, "chart_values": self.chart_values, "remove_on_uninstall": remove}
+
+    @classmethod
+    def from_dict(cls, data: object, path: str = "plan.crds") -> CrdSettings:
+        """The settings from the plan's `crds`. Derived and checked: chart_values (from gateway_api) and
+        gateway_api.version (the bundle of envoy_gateway.version's release)."""
+        keys = ("gateway_api", "envoy_gateway", "directory", "chart_url", "chart_values", "remove_on_uninstall")
+        d = fact.fields(data, path, keys)
+        settings = cls(
+            gateway_api=GatewayApiCrds.from_dict(d["gateway_api"], f"{path}.gateway_api"),
+            envoy_gateway=EnvoyGatewayCrds.from_dict(d["envoy_gateway"], f"{path}.envoy_gateway"),
+            directory=fact.string(d, "directory", path),
+            chart_url=fact.string(d, "chart_url", path),
+            remove_on_uninstall=fact.boolean(d, "remove_on_uninstall", path),
+        )
+        fact.derived(
+            {"chart_values": d["chart_values"], "gateway_api": {"version": settings.gateway_api.version}},
+            {
+                "chart_values": settings.chart_values,
+                "gateway_api": {"version": gateway_api_version(settings.envoy_gateway.version)},
+            },
+            path,
+        )
+        return settings
 
 
 def chart_values(gateway_api_install: bool, channel: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from .. import ENVOY_GATEWAY_VERSION, advisories, credentials, images, labels, placement
+from .. import ENVOY_GATEWAY_VERSION, advisories, credentials, fact, images, labels, placement
 from ..model import Checked, Config, Problem
 
 RELEASE_NAME = "envoy-gateway"
@@ -159,7 +159,13 @@ class HelmRelease:
     registry_host: str
     skip_crds: bool
     values: dict[str, Any]
+    # {} when credentials are configured but the plan was read back from a fact without them (from_dict).
     auth: dict[str, str] | None = field(default=None, repr=False)
+
+    @property
+    def controller_image(self) -> str:
+        """The controller image the release's values run (global.images.envoyGateway.image)."""
+        return str(self.values["global"]["images"]["envoyGateway"]["image"])
 
     def to_dict(self, include_secrets: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -170,10 +176,37 @@ class HelmRelease:
             "registry_host": self.registry_host,
             "skip_crds": self.skip_crds,
             "values": self.values,
-            **({"auth": dict(self.auth)} if include_secrets and self.auth is not None else {}),
+            **({"auth": dict(self.auth)} if include_secrets and self.auth else {}),
             "auth_configured": self.auth is not None,
         }
         return out
+
+    @classmethod
+    def from_dict(cls, data: object, path: str = "plan.helm") -> HelmRelease:
+        """The release from the plan's `helm` (to_dict, with or without credentials). registry_host and
+        auth_configured are derived: checked against chart_ref and the credentials when the fact has them."""
+        keys = ("name", "namespace", "chart_ref", "chart_version", "registry_host", "skip_crds", "values")
+        d = fact.fields(data, path, (*keys, "auth_configured"), ("auth",))
+        configured = fact.boolean(d, "auth_configured", path)
+        auth = fact.string_map(d, "auth", path) if "auth" in d else ({} if configured else None)
+        if "auth" in d:
+            fact.fields(auth, f"{path}.auth", ("username", "password"))
+        release = cls(
+            name=fact.string(d, "name", path),
+            namespace=fact.string(d, "namespace", path),
+            chart_ref=fact.string(d, "chart_ref", path),
+            chart_version=fact.string(d, "chart_version", path),
+            registry_host=fact.string(d, "registry_host", path),
+            skip_crds=fact.boolean(d, "skip_crds", path),
+            values=fact.mapping(d, "values", path),
+            auth=auth,
+        )
+        fact.derived(
+            {"registry_host": release.registry_host, "auth_configured": configured},
+            {"registry_host": registry_host(release.chart_ref), "auth_configured": release.auth is not None},
+            path,
+        )
+        return release
 
 
 @dataclass(frozen=True)
@@ -187,6 +220,22 @@ class ControllerSettings:
     lease: str
     pod_selector: list[str]
 
+    @classmethod
+    def from_dict(cls, data: object, path: str = "plan.controller") -> ControllerSettings:
+        d = fact.fields(data, path, ("install", "deployment", "allow_downgrade", "lease", "pod_selector"))
+        return cls(
+            install=fact.boolean(d, "install", path),
+            deployment=fact.string(d, "deployment", path),
+            allow_downgrade=fact.boolean(d, "allow_downgrade", path),
+            lease=fact.string(d, "lease", path),
+            pod_selector=fact.string_list(d, "pod_selector", path),
+        )
+
+
+def registry_host(chart_ref: str) -> str:
+    """What helm registry login takes: the host alone (oci://docker.io/envoyproxy/gateway-helm -> docker.io)."""
+    return chart_ref.removeprefix("oci://").split("/", 1)[0]
+
 
 def release(config: Config) -> HelmRelease:
     auth = config.get("chart.auth")
@@ -195,7 +244,7 @@ def release(config: Config) -> HelmRelease:
         namespace=config.get("namespace"),
         chart_ref=config.get("chart.repo.url"),
         chart_version=config.get("chart.version"),
-        registry_host=str(config.get("chart.repo.url")).removeprefix("oci://").split("/", 1)[0],
+        registry_host=registry_host(str(config.get("chart.repo.url"))),
         skip_crds=True,
         values=values(config),
         auth={"username": auth["username"], "password": auth["password"]} if auth["username"] else None,

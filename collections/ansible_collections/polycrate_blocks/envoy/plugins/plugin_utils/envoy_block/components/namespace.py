@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import labels
+from .. import fact, labels
 from ..model import Config
 from ..plan import Phase, Step
 
@@ -27,6 +27,11 @@ class NamespaceSettings:
 
     name: str
     create: bool
+
+    @classmethod
+    def from_dict(cls, data: object, path: str = "plan.namespace") -> NamespaceSettings:
+        d = fact.fields(data, path, ("name", "create"))
+        return cls(name=fact.string(d, "name", path), create=fact.boolean(d, "create", path))
 
 
 def settings(config: Config) -> NamespaceSettings:
