@@ -194,7 +194,7 @@ _pod.count = 0  # type: ignore[attr-defined]
 
 
 def test_status_reports_known_issues_of_what_the_pods_run() -> None:
-    p = plan().to_dict()
+    p = plan()
     queries = lifecycle.status_lookups(p)
     pod_queries = [q for q in queries if q["purpose"] == "pods"]
     assert {q["kind"] for q in pod_queries} == {"Pod"}
@@ -226,7 +226,7 @@ def test_status_reports_known_issues_of_what_the_pods_run() -> None:
 
 
 def test_status_without_known_issues_adds_no_lines() -> None:
-    p = plan().to_dict()
+    p = plan()
     queries = lifecycle.status_lookups(p)
     pods = [_pod("envoy", "docker.io/envoyproxy/envoy:distroless-v1.39.6")]
     results = [{"item": q, "resources": pods if q["purpose"] == "pods" else []} for q in queries]

@@ -202,14 +202,14 @@ def _crd_list(*found: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_a_refusal_stops_install_with_nothing_changed() -> None:
-    p = plan().to_dict()
+    p = plan()
     state = lifecycle.install_state(_crd_list(k3s()), p, crds_current=False)
     assert state["crd_owners"]["outcome"] == "refuse"
     assert state["problems"][0].startswith("the Gateway API CRDs belong to Helm release kube-system/traefik-crd")
 
 
 def test_left_alone_the_gateway_api_crds_are_neither_read_nor_applied() -> None:
-    p = plan().to_dict()
+    p = plan()
     state = lifecycle.install_state(_crd_list(*RKE2_STANDARD), p, crds_current=False)
     assert state["problems"] == []
     assert state["crd_owners"]["outcome"] == "leave"
@@ -219,20 +219,20 @@ def test_left_alone_the_gateway_api_crds_are_neither_read_nor_applied() -> None:
     assert settings["chart_values"]["crds"]["envoyGateway"]["enabled"] is True
     assert crds.required(settings["gateway_api"]["install"], "standard") == crds.ENVOY_GATEWAY
     # Another source than the plan's: what the block stamps on Envoy Gateway's CRDs says so.
-    assert crds.source_digest(settings) != crds.source_digest(p["crds"])
+    assert crds.source_digest(settings) != crds.source_digest(p.to_dict()["crds"])
 
 
 def test_applied_and_taken_over_the_plans_settings_hold() -> None:
-    p = plan({"gateway_api_crds": {"take_ownership": True}}).to_dict()
+    p = plan({"gateway_api_crds": {"take_ownership": True}})
     for found in ([], [k3s()]):
         state = lifecycle.install_state(_crd_list(*found), p, crds_current=False)
         assert state["problems"] == []
-        assert state["crd_settings"] == p["crds"]
+        assert state["crd_settings"] == p.to_dict()["crds"]
     assert lifecycle.install_state(_crd_list(k3s()), p, False)["crd_owners"]["outcome"] == "take_over"
 
 
 def test_not_installed_the_block_touches_none() -> None:
-    p = plan({"gateway_api_crds": {"install": False}}).to_dict()
+    p = plan({"gateway_api_crds": {"install": False}})
     state = lifecycle.install_state(_crd_list(k3s()), p, crds_current=False)
     assert (state["problems"], state["crd_owners"]["outcome"]) == ([], "not_managed")
     assert state["crd_settings"]["gateway_api"]["install"] is False
@@ -240,7 +240,7 @@ def test_not_installed_the_block_touches_none() -> None:
 
 def test_the_field_manager_is_the_blocks_instance() -> None:
     """Another block instance's manager is another owner; this instance's is not."""
-    p = plan().to_dict()
+    p = plan()
     assert lifecycle.block_field_manager(p) == "polycrate-envoy"
     other = crd(managedFields=[{"manager": "polycrate-envoy-2", "operation": "Apply"}])
     observed = lifecycle.InstallObserved.from_results(_crd_list(other))
@@ -267,9 +267,9 @@ def test_take_ownership_needs_install() -> None:
 
 
 def _uninstall(cfg: dict[str, Any], *found: dict[str, Any]) -> dict[str, Any]:
-    p = plan(cfg).to_dict()
+    p = plan(cfg)
     queries = lifecycle.uninstall_lookups(p)
-    assert [q["purpose"] for q in queries].count("crds") == int(bool(p["crds"]["remove_on_uninstall"]))
+    assert [q["purpose"] for q in queries].count("crds") == int(bool(p.to_dict()["crds"]["remove_on_uninstall"]))
     observed = lifecycle.UninstallObserved.from_results(_crd_list(*found))
     return lifecycle.decide_uninstall(p, observed).to_dict()
 
@@ -291,8 +291,8 @@ def test_remove_crds_keeps_another_owners_gateway_api_crds(take: bool) -> None:
 
 
 def test_remove_crds_removes_the_blocks_own() -> None:
-    p = plan(REMOVE).to_dict()
+    p = plan(REMOVE)
     for found in ([], [OURS]):
         decided = _uninstall(REMOVE, *found)
-        assert (decided["crd_settings"], decided["crds_kept"]) == (p["crds"], "")
+        assert (decided["crd_settings"], decided["crds_kept"]) == (p.to_dict()["crds"], "")
     assert _uninstall({}, *RKE2_STANDARD)["remove_crds"] is False

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from envoy_block import lifecycle
-from envoy_block.plan import DIGEST_ANNOTATION
+from envoy_block.plan import DIGEST_ANNOTATION, Plan
 from tests.conftest import ROOT
 from tests.support.helpers import plan, with_gateway
 
@@ -52,8 +52,8 @@ def test_only_owned_objects_are_candidates() -> None:
 
 
 def test_planned_objects_are_never_pruned() -> None:
-    p = plan(with_gateway()).to_dict()
-    found = [entry["definition"] for entry in p["objects"]]
+    p = plan(with_gateway())
+    found = [entry["definition"] for entry in p.to_dict()["objects"]]
     assert lifecycle.leftovers(found, p, OWN) == []
     assert {r["kind"] for r in lifecycle.leftovers(found, None, OWN)} == {
         "EnvoyProxy",
@@ -84,7 +84,7 @@ def _cond(kind: str, status: str = "True") -> dict[str, Any]:
 
 
 def test_status_healthy_only_when_every_condition_holds() -> None:
-    p = plan(with_gateway({"client_traffic": {"enabled": True}})).to_dict()
+    p = plan(with_gateway({"client_traffic": {"enabled": True}}))
     deployment = {"metadata": {"generation": 1}, "spec": {"replicas": 1}, "status": ROLLED_OUT}
     found = [
         obj("GatewayClass", "eg-shared", OWN, "gateway.networking.k8s.io/v1", None, status=_cond("Accepted")),
@@ -113,28 +113,28 @@ def test_status_healthy_only_when_every_condition_holds() -> None:
 
 def test_third_party_kinds_name_what_provides_them() -> None:
     """install checks these before changing anything; the block's own and built-in kinds are never listed."""
-    p = plan({"metrics": {"vmpodscrape": {"enabled": True}}, "network_policy": {"provider": "calico"}}).to_dict()
+    p = plan({"metrics": {"vmpodscrape": {"enabled": True}}, "network_policy": {"provider": "calico"}})
     kinds = {(k["kind"], k["needs"].split()[0]) for k in lifecycle.third_party_kinds(p)}
     assert kinds == {
         ("VMPodScrape", "metrics.vmpodscrape.enabled"),
         ("VMServiceScrape", "metrics.vmpodscrape.enabled"),
         ("NetworkPolicy", "network_policy.provider"),
     }
-    assert lifecycle.third_party_kinds(plan({}).to_dict()) == []
+    assert lifecycle.third_party_kinds(plan({})) == []
 
 
 def test_status_looks_up_every_policy_the_plan_renders() -> None:
     """`status` reads what it reports on: the WAF's EnvoyExtensionPolicy was reported "not found" (unhealthy)
     because the role never looked it up (issue #12 item 7). Mutation check (done once): dropping
     EnvoyExtensionPolicy from STATUS_KINDS turned this red."""
-    p = plan(with_gateway({"client_traffic": {"enabled": True}, "backend_traffic": {"enabled": True}})).to_dict()
-    waf = plan(with_gateway({"waf": {"enabled": True, "default_policy": {"enabled": True}}})).to_dict()
+    p = plan(with_gateway({"client_traffic": {"enabled": True}, "backend_traffic": {"enabled": True}}))
+    waf = plan(with_gateway({"waf": {"enabled": True, "default_policy": {"enabled": True}}}))
     for rendered in (p, waf):
-        wanted = {(e["kind"], e["name"]) for e in rendered["objects"] if e["kind"].endswith("Policy")}
+        wanted = {(e["kind"], e["name"]) for e in rendered.to_dict()["objects"] if e["kind"].endswith("Policy")}
         # Network and admission policies carry no status of their own to report.
         wanted -= {
             (e["kind"], e["name"])
-            for e in rendered["objects"]
+            for e in rendered.to_dict()["objects"]
             if e["kind"] in ("NetworkPolicy", "ValidatingAdmissionPolicy")
         }
         asked = {(q["kind"], q["name"]) for q in lifecycle.status_queries(rendered) if "name" in q}
@@ -202,9 +202,7 @@ def test_install_reads_the_namespace_without_the_ownership_selector() -> None:
     before the block (no ownership labels), or install would try to create it and uninstall would later take
     it for the block's; owned objects and third-party kinds are read by the ownership labels only.
     Mutation: the ownership selector on every query -> red."""
-    p = plan(
-        with_gateway({"metrics": {"vmpodscrape": {"enabled": True}}, "network_policy": {"provider": "calico"}})
-    ).to_dict()
+    p = plan(with_gateway({"metrics": {"vmpodscrape": {"enabled": True}}, "network_policy": {"provider": "calico"}}))
     queries = lifecycle.install_lookups(p)
     by_purpose: dict[str, list[dict[str, Any]]] = {}
     for query in queries:
@@ -217,13 +215,13 @@ def test_install_reads_the_namespace_without_the_ownership_selector() -> None:
     assert {q["kind"] for q in by_purpose["owned"]} == {k["kind"] for k in lifecycle.owned_kinds()}
     assert {q["kind"] for q in by_purpose["third_party"]} == {k["kind"] for k in lifecycle.third_party_kinds(p)}
     for query in by_purpose["owned"] + by_purpose["third_party"]:
-        assert query["label_selectors"] == p["ownership_selector"]
+        assert query["label_selectors"] == p.to_dict()["ownership_selector"]
 
 
 def test_install_stops_before_writing_when_a_kind_is_not_served_or_the_namespace_may_not_be_created() -> None:
     """Both stop the run with every problem at once, before anything is written (install_state's
     `problems`, which the install_state action turns into one failure)."""
-    p = plan({"metrics": {"vmpodscrape": {"enabled": True}}, "create_namespace": False}).to_dict()
+    p = plan({"metrics": {"vmpodscrape": {"enabled": True}}, "create_namespace": False})
     results = [
         {"item": q, "api_found": q["purpose"] != "third_party", "resources": []} for q in lifecycle.install_lookups(p)
     ]
@@ -238,8 +236,8 @@ def test_the_namespace_is_created_or_completed_but_never_adopted() -> None:
     """Missing: created. The block's own (ownership labels) lacking a planned label: applied again. One that
     existed before the block (no ownership labels): used as it is, so uninstall never takes it for the
     block's. Mutation check (done once): dropping the ownership test turned the "foreign" case red."""
-    p = plan().to_dict()
-    ns = next(e["definition"] for e in p["objects"] if e["phase"] == "namespace")
+    p = plan()
+    ns = next(e["definition"] for e in p.to_dict()["objects"] if e["phase"] == "namespace")
 
     def state(live: dict[str, Any] | None) -> dict[str, Any]:
         results = []
@@ -266,8 +264,8 @@ def test_only_objects_not_as_last_applied_are_sent() -> None:
     and "removed" cases red, ignoring deletion the "being deleted" case (both in CI: tools/mutate.py
     `reinstall-digest-only`, `reinstall-deleting-unchanged`); ignoring list lengths turned "list grew" red
     and allowing 1 == True turned "type" red (done once)."""
-    p = plan(with_gateway()).to_dict()
-    entry = next(e for e in p["objects"] if e["kind"] == "Gateway")
+    p = plan(with_gateway())
+    entry = next(e for e in p.to_dict()["objects"] if e["kind"] == "Gateway")
     want = entry["definition"]
     live = copy.deepcopy(want)
     live["metadata"].update(uid="1", resourceVersion="7", generation=1, finalizers=["x"])
@@ -300,13 +298,13 @@ def test_only_objects_not_as_last_applied_are_sent() -> None:
         results.append({"item": q, "api_found": True, "resources": resources})
     files = lifecycle.install_state(results, p, crds_current=True)["apply_files"]
     assert entry["file"] not in files
-    assert files == [e["file"] for e in p["objects"] if e["phase"] != "namespace" and e["kind"] != "Gateway"], (
-        "every other object (not found) is sent, in plan order; the namespace never here"
-    )
+    assert files == [
+        e["file"] for e in p.to_dict()["objects"] if e["phase"] != "namespace" and e["kind"] != "Gateway"
+    ], "every other object (not found) is sent, in plan order; the namespace never here"
 
 
 def test_install_prunes_owned_objects_the_plan_no_longer_renders() -> None:
-    p = plan().to_dict()
+    p = plan()
     gone = obj("Gateway", "eg-shared", OWN, api="gateway.networking.k8s.io/v1")
     results = []
     for q in lifecycle.install_lookups(p):
@@ -323,7 +321,7 @@ def _conditioned(obj: dict[str, Any], condition: str, generation: int = 1, obser
     return out
 
 
-def _read(p: dict[str, Any], *, record: dict[str, Any] | None, deployment: dict[str, Any] | None) -> list[Any]:
+def _read(p: Plan, *, record: dict[str, Any] | None, deployment: dict[str, Any] | None) -> list[Any]:
     """What the state read returns on a cluster where the plan was applied: owned classes and Gateways as
     planned (with the given conditions), helm's record and the controller's Deployment."""
     out = []
@@ -332,7 +330,7 @@ def _read(p: dict[str, Any], *, record: dict[str, Any] | None, deployment: dict[
         if query["purpose"] == "owned":
             resources = [
                 _conditioned(e["definition"], e["wait_condition"])
-                for e in p["objects"]
+                for e in p.to_dict()["objects"]
                 if e["kind"] == query["kind"] and e["kind"] in lifecycle.STATUS_READ_KINDS
             ]
         elif query["purpose"] == "controller":
@@ -348,8 +346,8 @@ def test_install_decides_from_one_read_what_it_must_run() -> None:
     generation (a spec change the controller has not seen) is not settled. Mutation checks (done once):
     ignoring observedGeneration turned the "stale" case red; settling without the controller turned the
     "controller down" case red."""
-    p = plan(with_gateway()).to_dict()
-    helm = p["helm"]
+    p = plan(with_gateway())
+    helm = p.to_dict()["helm"]
     record = {"status": "deployed", "chart": "gateway-helm", "chart_version": helm["chart_version"]}
     record["values"] = helm["values"]
     available = _conditioned({"metadata": {"name": "envoy-gateway"}}, "Available")
@@ -375,7 +373,7 @@ def test_install_decides_from_one_read_what_it_must_run() -> None:
                 obj["metadata"]["generation"] = 2  # spec changed, status still of generation 1
     assert not lifecycle.install_state(results, p, True)["settled"], "stale"
 
-    unmanaged = plan(with_gateway({"controller": {"install": False}})).to_dict()
+    unmanaged = plan(with_gateway({"controller": {"install": False}}))
     assert {q["purpose"] for q in lifecycle.install_lookups(unmanaged)} == {"namespace", "crds", "owned", "proxies"}, (
         "no release record or Deployment is read for a controller the block does not install"
     )
@@ -385,7 +383,7 @@ def test_install_decides_from_one_read_what_it_must_run() -> None:
 
 
 def test_wait_queries_wait_for_each_class_and_gateway_only_when_asked() -> None:
-    p = plan(with_gateway()).to_dict()
+    p = plan(with_gateway())
     waiting = lifecycle.wait_queries(p, wait=True)
     assert [(q["kind"], q["name"], q["wait_condition"]["type"]) for q in waiting] == [
         ("GatewayClass", "eg-shared", "Accepted"),
@@ -435,7 +433,7 @@ def test_tenant_gateways_are_told_apart_by_namespace_name_and_labels() -> None:
 
 def test_status_shows_the_monitoring_objects() -> None:
     """`status` lists the scrapes and the VMRule the plan renders (present, or not found: unhealthy)."""
-    p = plan({"metrics": {"vmpodscrape": {"enabled": True}, "rules": {"enabled": True}}}).to_dict()
+    p = plan({"metrics": {"vmpodscrape": {"enabled": True}, "rules": {"enabled": True}}})
     wanted = [q for q in lifecycle.status_queries(p) if q["kind"] in lifecycle.MONITORING_KINDS]
     assert sorted(q["kind"] for q in wanted) == ["VMPodScrape", "VMRule", "VMServiceScrape"]
     found = [{"kind": q["kind"], "metadata": {"name": q["name"], "namespace": q["namespace"]}} for q in wanted]

@@ -17,6 +17,7 @@ from typing import Any
 
 from envoy_block import lifecycle
 from envoy_block.lifecycle import terminating
+from envoy_block.plan import Plan
 from tests.conftest import ROOT
 from tests.support.helpers import plan
 
@@ -40,7 +41,7 @@ DELETING: dict[str, Any] = {
 }
 
 
-def state(p: dict[str, Any], namespace: dict[str, Any] | None, waited: bool = False) -> dict[str, Any]:
+def state(p: Plan, namespace: dict[str, Any] | None, waited: bool = False) -> dict[str, Any]:
     """install_state from a read where the namespace is `namespace` and nothing else exists."""
     results = [
         {"item": q, "api_found": True, "resources": [namespace] if namespace and q["purpose"] == "namespace" else []}
@@ -50,21 +51,21 @@ def state(p: dict[str, Any], namespace: dict[str, Any] | None, waited: bool = Fa
 
 
 def test_a_live_or_missing_namespace_needs_no_wait() -> None:
-    p = plan().to_dict()
+    p = plan()
     for namespace in (None, ACTIVE):
         found = state(p, namespace)
         assert (found["namespace_wait"], found["problems"]) == ([], []), namespace
 
 
 def test_a_namespace_being_deleted_is_waited_for_by_name() -> None:
-    p = plan().to_dict()
+    p = plan()
     found = state(p, copy.deepcopy(DELETING))
     assert found["problems"] == []
     assert found["namespace_wait"] == [{"api_version": "v1", "kind": "Namespace", "name": NS, "wait_absent": True}]
 
 
 def test_still_being_deleted_after_the_wait_stops_install_naming_what_holds_it() -> None:
-    p = plan({"wait": {"timeout": 42}}).to_dict()
+    p = plan({"wait": {"timeout": 42}})
     found = state(p, copy.deepcopy(DELETING), waited=True)
     assert found["namespace_wait"] == []
     (problem,) = found["problems"]
@@ -77,12 +78,12 @@ def test_still_being_deleted_after_the_wait_stops_install_naming_what_holds_it()
 
 
 def test_waits_off_or_a_namespace_the_block_may_not_create_stop_at_once() -> None:
-    off = state(plan({"wait": {"enabled": False}}).to_dict(), copy.deepcopy(DELETING))
+    off = state(plan({"wait": {"enabled": False}}), copy.deepcopy(DELETING))
     assert off["namespace_wait"] == []
     assert len(off["problems"]) == 1
     assert "wait.enabled is false" in off["problems"][0]
     assert "Set wait.enabled: true" in off["problems"][0]
-    foreign = state(plan({"create_namespace": False}).to_dict(), copy.deepcopy(DELETING))
+    foreign = state(plan({"create_namespace": False}), copy.deepcopy(DELETING))
     assert foreign["namespace_wait"] == []
     assert len(foreign["problems"]) == 1, foreign["problems"]
     assert "create_namespace is false: install could not create it again" in foreign["problems"][0]
@@ -90,7 +91,7 @@ def test_waits_off_or_a_namespace_the_block_may_not_create_stop_at_once() -> Non
 
 def test_the_read_returns_the_namespace_whole_and_long_cluster_text_is_cut() -> None:
     """The namespace's status (its conditions) is what names the holder: the query reads it whole."""
-    (query,) = [q for q in lifecycle.install_lookups(plan().to_dict()) if q["purpose"] == "namespace"]
+    (query,) = [q for q in lifecycle.install_lookups(plan()) if q["purpose"] == "namespace"]
     assert query["metadata_only"] is False
     long = copy.deepcopy(DELETING)
     long["status"]["conditions"][0]["message"] = "x" * 5000

@@ -54,7 +54,7 @@ def test_every_plan_path_the_roles_read_exists(cfg: dict[str, Any]) -> None:
 
 
 def test_every_decision_field_the_roles_read_exists() -> None:
-    data = build(CONFIGS["gateway-and-folder"]).to_dict()
+    data = build(CONFIGS["gateway-and-folder"])
     remove = set(UninstallDecision().to_dict())
     install = {*lifecycle.install_state([], data, crds_current=True), "crd_source"}
     status = {*lifecycle.StatusReport(()).to_dict()}

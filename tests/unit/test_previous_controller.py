@@ -62,7 +62,7 @@ def test_the_query_selects_the_charts_controller_pods(chart: Any) -> None:
         "app.kubernetes.io/instance",
     ]
     name = yaml.safe_load(_chart_file(chart, "Chart.yaml"))["name"]
-    (query,) = lifecycle.previous_controller_query(plan(with_gateway()).to_dict())
+    (query,) = lifecycle.previous_controller_query(plan(with_gateway()))
     assert query["label_selectors"] == [
         "control-plane=envoy-gateway",
         f"app.kubernetes.io/name={name}",
@@ -97,7 +97,7 @@ def test_install_waits_for_it_right_after_the_rollout() -> None:
 def test_the_wait_ends_when_no_controller_pod_is_terminating(monkeypatch: Any) -> None:
     """wait_absent with terminating_only: the new replicas stay, so the wait is over when the old pod is gone,
     not when the query finds nothing."""
-    (query,) = lifecycle.previous_controller_query(plan(with_gateway()).to_dict())
+    (query,) = lifecycle.previous_controller_query(plan(with_gateway()))
     assert query["wait_absent"]
     assert query["terminating_only"]
     old = {"metadata": {"name": "envoy-gateway-old", "deletionTimestamp": "2026-12-03T08:23:29Z"}}
@@ -175,7 +175,7 @@ def test_install_frees_it_after_the_old_controller_stopped_on_its_version() -> N
         "{{ __envoy_apply_lease.resource_version }}"
     )
     assert "__envoy_apply_lease.stale" in free["when"]
-    settings = plan(with_gateway()).to_dict()
+    settings = plan(with_gateway())
     lease, pods = lifecycle.lease_lookups(settings)
     assert (lease["kind"], lease["name"], lease["namespace"]) == (
         "Lease",

@@ -6,13 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from envoy_block import lifecycle
+from envoy_block.plan import Plan
 from tests.support.helpers import plan, with_gateway
 from tests.unit.test_lifecycle import OWN, ROLLED_OUT, _cond, obj
 
 GW = "gateway.networking.k8s.io/v1"
 
 
-def _results(p: dict[str, Any], found: list[dict[str, Any]], controller: dict[str, Any] | None) -> list[dict[str, Any]]:
+def _results(p: Plan, found: list[dict[str, Any]], controller: dict[str, Any] | None) -> list[dict[str, Any]]:
     queries = lifecycle.status_lookups(p)
     assert [q["purpose"] for q in queries].count("controller") == 1
     return [
@@ -22,7 +23,7 @@ def _results(p: dict[str, Any], found: list[dict[str, Any]], controller: dict[st
 
 
 def test_one_read_gives_the_table() -> None:
-    p = plan(with_gateway()).to_dict()
+    p = plan(with_gateway())
     controller = {"metadata": {"generation": 1}, "spec": {"replicas": 1}, "status": ROLLED_OUT}
     found = [
         obj("GatewayClass", "eg-shared", OWN, GW, None, status=_cond("Accepted")),

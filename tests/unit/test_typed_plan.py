@@ -182,7 +182,6 @@ def test_the_scan_finds_a_subscript() -> None:
     assert _subscripts("plan.wait.enabled; myplan.get('x')") == []
 
 
-@pytest.mark.xfail(strict=True, reason="the decisions still read the dict; the next commit moves them")
 def test_no_decision_subscripts_the_plan() -> None:
     found = []
     for top in SCANNED:

@@ -16,6 +16,7 @@ import pytest
 
 from envoy_block import lifecycle
 from envoy_block.lifecycle import UninstallObserved, decide_uninstall
+from envoy_block.plan import Plan
 from tests.support.helpers import plan, with_gateway
 from tests.unit.test_lifecycle import OWN, obj
 
@@ -23,8 +24,8 @@ NS = "envoy-gateway-system"
 GW = "gateway.networking.k8s.io/v1"
 
 
-def _plan(cfg: dict[str, Any] | None = None) -> dict[str, Any]:
-    return plan(with_gateway(cfg)).to_dict()
+def _plan(cfg: dict[str, Any] | None = None) -> Plan:
+    return plan(with_gateway(cfg))
 
 
 def _controller(ready: int, replicas: int = 1) -> dict[str, Any]:

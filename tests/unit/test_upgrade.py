@@ -12,12 +12,13 @@ test (an old ReplicaSet's pod still there) turned test_half_upgraded_proxies_are
 
 from __future__ import annotations
 
-import copy
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from envoy_block import crds, lifecycle, release
+from envoy_block.plan import Plan
 from tests.support.helpers import plan, with_gateway
 from tests.unit.test_lifecycle import ROLLED_OUT, _read
 
@@ -91,7 +92,7 @@ def test_the_controller_image_must_be_the_charts_release() -> None:
     assert "distroless-v1.38.3" in problem
 
 
-def _state(p: dict[str, Any], deployment: dict[str, Any] | None, proxies: list[dict[str, Any]] = []) -> Any:  # noqa: B006
+def _state(p: Plan, deployment: dict[str, Any] | None, proxies: list[dict[str, Any]] = []) -> Any:  # noqa: B006
     results = _read(p, record=None, deployment=deployment)
     for result in results:
         if result["item"]["purpose"] == "proxies":
@@ -100,21 +101,20 @@ def _state(p: dict[str, Any], deployment: dict[str, Any] | None, proxies: list[d
 
 
 def test_a_downgrade_stops_install_before_anything_is_written() -> None:
-    old = plan(with_gateway({"chart": {"version": "v1.8.3"}, "image": {"controller": {"tag": "v1.8.3"}}})).to_dict()
+    old = plan(with_gateway({"chart": {"version": "v1.8.3"}, "image": {"controller": {"tag": "v1.8.3"}}}))
     state = _state(old, _deployment("docker.io/envoyproxy/gateway:v1.9.0"))
     assert any("older than the Envoy Gateway v1.9.0" in p for p in state["problems"]), state["problems"]
-    forced = copy.deepcopy(old)
-    forced["controller"]["allow_downgrade"] = True
+    forced = replace(old, controller=replace(old.controller, allow_downgrade=True))
     assert _state(forced, _deployment("docker.io/envoyproxy/gateway:v1.9.0"))["problems"] == []
     assert _state(old, _deployment("docker.io/envoyproxy/gateway:v1.8.3"))["upgrade"]["kind"] == "same"
-    unmanaged = plan(with_gateway({"chart": {"version": "v1.8.3"}, "controller": {"install": False}})).to_dict()
+    unmanaged = plan(with_gateway({"chart": {"version": "v1.8.3"}, "controller": {"install": False}}))
     assert _state(unmanaged, _deployment("docker.io/envoyproxy/gateway:v1.9.0"))["problems"] == [], (
         "a controller the block does not install is not the block's to guard"
     )
 
 
 def test_a_controller_image_of_another_release_stops_install() -> None:
-    p = plan(with_gateway({"chart": {"version": "v1.8.3"}})).to_dict()  # image.controller stays v1.9.1
+    p = plan(with_gateway({"chart": {"version": "v1.8.3"}}))  # image.controller stays v1.9.1
     assert any("image.controller.tag v1.9.1 is not chart.version v1.8.3" in m for m in _state(p, None)["problems"])
 
 
@@ -134,7 +134,7 @@ NEW_ENVOY = "docker.io/envoyproxy/envoy:distroless-v1.39.0"
 def test_half_upgraded_proxies_are_reported_rolling() -> None:
     """Controller v1.9.0 running, a proxy Deployment already on v1.9.0's Envoy but its new pod not up and the
     old one still there: status is unhealthy and says so, plan and install say what still rolls."""
-    p = plan(with_gateway()).to_dict()
+    p = plan(with_gateway())
     controller = _deployment("docker.io/envoyproxy/gateway:v1.9.0")
     rolling = _proxy(NEW_ENVOY, updatedReplicas=0, replicas=2)
     rows = lifecycle.status_rows(p, [rolling], controller)
@@ -154,7 +154,7 @@ def test_half_upgraded_proxies_are_reported_rolling() -> None:
 
 
 def test_a_controller_still_rolling_out_is_reported() -> None:
-    p = plan(with_gateway()).to_dict()
+    p = plan(with_gateway())
     rolling = _deployment("docker.io/envoyproxy/gateway:v1.9.0", generation=2)  # spec not yet seen
     assert not lifecycle.status_rows(p, [], rolling)[0]["ok"]
     assert "rolling out" in lifecycle.status_rows(p, [], rolling)[0]["detail"]
@@ -172,7 +172,7 @@ def test_the_v1_8_bundle_needs_no_tcproute_or_udproute() -> None:
 
 
 def test_proxies_are_read_with_the_rest() -> None:
-    p = plan(with_gateway()).to_dict()
+    p = plan(with_gateway())
     (query,) = [q for q in lifecycle.install_lookups(p) if q["purpose"] == "proxies"]
     assert query["label_selectors"] == lifecycle.PROXY_SELECTOR
     assert not query["metadata_only"]

@@ -13,13 +13,14 @@ from ansible_collections.kubernetes.core.plugins.module_utils.args_common import
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_action import PlanAction, read_cluster
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import crds, lifecycle
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block.lifecycle import crd_owners
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block.plan import Plan
 
 
 class ActionModule(PlanAction):
     # The connection options arrive from module_defaults (group/polycrate_blocks.envoy.k8s).
     _VALID_ARGS = frozenset({"plan", "field_manager", "namespace_waited", *AUTH_ARG_SPEC})
 
-    def act(self, plan: dict[str, Any]) -> dict[str, Any]:
+    def act(self, plan: Plan) -> dict[str, Any]:
         connection = {k: v for k, v in self._task.args.items() if k in AUTH_ARG_SPEC}
         # Metadata only unless a query says otherwise: the CRDs are megabytes of schema.
         module_args = {**connection, "queries": lifecycle.install_lookups(plan), "metadata_only": True}

@@ -9,13 +9,14 @@ from typing import Any
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_action import PlanAction, read_cluster
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import lifecycle
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block.plan import Plan
 
 
 class ActionModule(PlanAction):
     # The connection options arrive from module_defaults (group/polycrate_blocks.envoy.k8s).
     _VALID_ARGS = frozenset({"plan", "poll_delay", *AUTH_ARG_SPEC})
 
-    def act(self, plan: dict[str, Any]) -> dict[str, Any]:
+    def act(self, plan: Plan) -> dict[str, Any]:
         connection = {k: v for k, v in self._task.args.items() if k in AUTH_ARG_SPEC}
         queries = lifecycle.uninstall_lookups(plan)
         read = read_cluster(self, {**connection, "queries": queries}, self.task_vars)
@@ -24,7 +25,7 @@ class ActionModule(PlanAction):
         observed = lifecycle.UninstallObserved.from_results(read["results"])
         decision = lifecycle.decide_uninstall(plan, observed)
         delay = max(1, int(self._task.args.get("poll_delay") or 2))
-        deadline = time.monotonic() + float(plan["wait"]["timeout"])
+        deadline = time.monotonic() + float(plan.wait.timeout)
         controller = [q for q in queries if q["purpose"] == "controller"]
         # A controller pod on its way (a rollout, a restart): read it again until it is ready or the wait is over.
         while decision.await_controller:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_action import fact_plan, plan_refusal
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import (
     builder,
     config,
@@ -19,6 +20,7 @@ from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block
     waf_image,
 )
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block.components import controller
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block.plan import Plan
 
 DOCUMENTATION = r"""
 name: envoy
@@ -140,12 +142,22 @@ def chart_problem(helm: Mapping[str, Any], shown: Mapping[str, Any]) -> str:
     )
 
 
+def _typed(plan: Any) -> Plan:
+    """The typed Plan from the `envoy_config_plan` fact (envoy_action.fact_plan), or the filter's error."""
+    if not isinstance(plan, Mapping):
+        raise AnsibleFilterError(f"envoy: expected the plan mapping (envoy_config_plan), got {type(plan).__name__}")
+    try:
+        return fact_plan(plan)
+    except ValueError as exc:
+        raise AnsibleFilterError(plan_refusal(exc)) from None
+
+
 def wait_queries(plan: Mapping[str, Any], wait: bool, controller: bool = False) -> list[dict[str, Any]]:
-    return lifecycle.wait_queries(json.loads(json.dumps(plan)), bool(wait), bool(controller))
+    return lifecycle.wait_queries(_typed(plan), bool(wait), bool(controller))
 
 
 def previous_controller_query(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return lifecycle.previous_controller_query(json.loads(json.dumps(plan)))
+    return lifecycle.previous_controller_query(_typed(plan))
 
 
 class FilterModule:

@@ -16,6 +16,7 @@ from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block
     inputs,
     polycrate,
 )
+from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block.plan import Plan
 
 
 class BlockAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
@@ -53,7 +54,9 @@ class BlockAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no ty
 
 class PlanAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no type hints
     """An action on the controller that takes the plan the config role built (`envoy_config_plan`, built and
-    serialised once per run) and decides from one read of the cluster; no module of its own, no connection."""
+    serialised once per run), rebuilds the typed Plan from it once (Plan.from_dict: a stale or altered fact
+    stops here, naming the path) and decides from one read of the cluster; no module of its own, no
+    connection."""
 
     TRANSFERS_FILES = False
     _requires_connection = False
@@ -70,12 +73,26 @@ class PlanAction(ActionBase):  # type: ignore[misc]  # ansible-core ships no typ
                 "msg": f'{self._task.action}: pass the plan the envoy_config role built as `plan: "{{{{ '
                 f'envoy_config_plan }}}}"` (got {type(plan).__name__})',
             }
-        # Plain data for the pure core: Ansible hands over tagged str/dict subclasses.
-        result.update(self.act(json.loads(json.dumps(dict(plan)))))
+        try:
+            typed = fact_plan(plan)
+        except ValueError as exc:
+            return {**result, "failed": True, "msg": f"{self._task.action}: {plan_refusal(exc)}"}
+        result.update(self.act(typed))
         return result
 
-    def act(self, plan: dict[str, Any]) -> dict[str, Any]:
+    def act(self, plan: Plan) -> dict[str, Any]:
         raise NotImplementedError
+
+
+def fact_plan(plan: Mapping[str, Any]) -> Plan:
+    """The typed Plan from the `envoy_config_plan` fact: the one crossing from plain data (ValueError when the
+    fact is not what this block's Plan.to_dict writes)."""
+    # Plain data first: Ansible hands over tagged str/dict subclasses.
+    return Plan.from_dict(json.loads(json.dumps(dict(plan))))
+
+
+def plan_refusal(error: ValueError) -> str:
+    return f"the plan (envoy_config_plan) cannot be read: {error}. Nothing was changed."
 
 
 def config_failure(error: config.ConfigError, consequence: str) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The cluster decisions, split by job: what the block owns (ownership), what install does (install), what
 uninstall must know (uninstall), what status reports (status), what install waits for (waits), and what it
-does about its namespace still being deleted (terminating). Each is pure: plain data in (the plan, what the
-cluster reported), plain data out."""
+does about its namespace still being deleted (terminating). Each is pure: the typed Plan (rebuilt once at the
+plugin boundary by Plan.from_dict) and plain data the cluster reported in, plain data out."""
 
 from __future__ import annotations
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from .. import crds
 from ..crds import CHANNEL_ANNOTATION, GATEWAY_API_GROUPS, SOURCE_ANNOTATION
+from ..plan import Plan
 from ..release import semver
 
 BUNDLE_VERSION = "gateway.networking.k8s.io/bundle-version"
@@ -134,27 +135,27 @@ def decide(
     )
 
 
-def ownership(plan: Mapping[str, Any], live: Iterable[Mapping[str, Any]], block_manager: str) -> CrdOwnership:
+def ownership(plan: Plan, live: Iterable[Mapping[str, Any]], block_manager: str) -> CrdOwnership:
     """decide() for the plan's CRD settings (plan.crds) and the CRDs as install read them."""
-    gateway_api = plan["crds"]["gateway_api"]
-    if not gateway_api["install"]:
+    gateway_api = plan.crds.gateway_api
+    if not gateway_api.install:
         return CrdOwnership(
             "not_managed", (), "gateway_api_crds.install: false: the Gateway API CRDs are left as found"
         )
-    channel = str(gateway_api["channel"])
+    channel = gateway_api.channel
     needed = [
         name
-        for name in crds.required(True, channel, str(plan["crds"]["envoy_gateway"]["version"]))
+        for name in crds.required(True, channel, plan.crds.envoy_gateway.version)
         if name.partition(".")[2] in GATEWAY_API_GROUPS
     ]
-    required, take = str(gateway_api["version"]), bool(gateway_api["take_ownership"])
+    required, take = gateway_api.version, gateway_api.take_ownership
     return decide(live, required, take, (block_manager,), channel=channel, needed=needed)
 
 
-def settings(plan: Mapping[str, Any], decided: CrdOwnership) -> dict[str, Any]:
-    """The CRD settings install reads, stamps and applies: the plan's, without the Gateway API CRDs when
-    install leaves them to another owner."""
-    return dict(plan["crds"]) if decided.applies else crds.without_gateway_api(plan["crds"])
+def settings(plan: Plan, decided: CrdOwnership) -> dict[str, Any]:
+    """The CRD settings install reads, stamps and applies (plan.crds' shape, plain data for the role): the
+    plan's, without the Gateway API CRDs when install leaves them to another owner."""
+    return plan.crds.to_dict() if decided.applies else crds.without_gateway_api(plan.crds.to_dict())
 
 
 def _meta(crd: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -166,16 +167,14 @@ def _group(crd: Mapping[str, Any]) -> str:
     return str((crd.get("metadata") or {}).get("name", "")).partition(".")[2]
 
 
-def removal(
-    plan: Mapping[str, Any], live: Iterable[Mapping[str, Any]], block_manager: str
-) -> tuple[dict[str, Any], str]:
+def removal(plan: Plan, live: Iterable[Mapping[str, Any]], block_manager: str) -> tuple[dict[str, Any], str]:
     """The CRD settings uninstall.remove_crds deletes by (plan.crds' shape), and what it keeps and why: the
     Gateway API CRDs stay when another owner marked one of them, taken over or not."""
-    gateway_api = plan["crds"]["gateway_api"]
-    decided = decide(live, str(gateway_api["version"]), False, (block_manager,))
-    if not gateway_api["install"] or decided.outcome == "apply":
-        return dict(plan["crds"]), ""
-    return crds.without_gateway_api(plan["crds"]), (
+    gateway_api = plan.crds.gateway_api
+    decided = decide(live, gateway_api.version, False, (block_manager,))
+    if not gateway_api.install or decided.outcome == "apply":
+        return plan.crds.to_dict(), ""
+    return crds.without_gateway_api(plan.crds.to_dict()), (
         f"the Gateway API CRDs belong to {', '.join(decided.owners)}: kept (uninstall.remove_crds removes the "
         "block's own CRDs only)"
     )

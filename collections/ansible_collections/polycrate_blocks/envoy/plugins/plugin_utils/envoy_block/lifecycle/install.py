@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..plan import DIGEST_ANNOTATION
+from ..plan import DIGEST_ANNOTATION, Phase, Plan
 from ..release import differences as release_differences
 from ..release import image_problems, installed_version, upgrade_step
 from . import crd_owners
@@ -45,19 +45,19 @@ def unchanged(want: Mapping[str, Any], live: Mapping[str, Any] | None) -> bool:
     return digest == want["metadata"]["annotations"][DIGEST_ANNOTATION] and _holds(want, live)
 
 
-def install_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+def install_lookups(plan: Plan) -> list[dict[str, Any]]:
     """Everything install reads before it writes, for one k8s_list run (metadata only unless said), each
     query tagged with its `purpose`: the namespace, the CRDs (their digests and source), the objects this
     instance owns, whole (what prune removes: the objects this run applies are rendered, so listing before
     applying finds the same leftovers; what is unchanged; the classes' and Gateways' status), the kinds
     other components provide (served or not), and, when the block installs the controller, helm's release
     record and the controller's Deployment. The namespace whole: its status says what holds one being deleted."""
-    selector = list(plan["ownership_selector"])
+    selector = plan.ownership_selector
     queries: list[dict[str, Any]] = [
         {
             "api_version": "v1",
             "kind": "Namespace",
-            "name": plan["namespace"]["name"],
+            "name": plan.namespace.name,
             "purpose": "namespace",
             "metadata_only": False,
         },
@@ -73,14 +73,14 @@ def install_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
     queries += [{**q, "label_selectors": selector, "purpose": "owned", "metadata_only": False} for q in owned_kinds()]
     queries += [{**q, "label_selectors": selector, "purpose": "third_party"} for q in third_party_kinds(plan)]
     queries.append({**proxies_query(), "purpose": "proxies"})
-    if plan["controller"]["install"]:
-        helm, namespace = plan["helm"], plan["namespace"]["name"]
+    if plan.controller.install:
+        helm, namespace = plan.helm, plan.namespace.name
         queries += [
             {
                 "api_version": "v1",
                 "kind": "Secret",
                 "namespace": namespace,
-                "label_selectors": ["owner=helm", f"name={helm['name']}"],
+                "label_selectors": ["owner=helm", f"name={helm.name}"],
                 "helm_release": True,
                 "metadata_only": False,
                 "purpose": "release",
@@ -88,7 +88,7 @@ def install_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
             {
                 "api_version": "apps/v1",
                 "kind": "Deployment",
-                "name": plan["controller"]["deployment"],
+                "name": plan.controller.deployment,
                 "namespace": namespace,
                 "metadata_only": False,
                 "purpose": "controller",
@@ -111,18 +111,18 @@ def _settled(obj: Mapping[str, Any] | None, condition: str) -> bool:
     return False
 
 
-def _namespace_apply(plan: Mapping[str, Any], live: Mapping[str, Any] | None) -> bool:
+def _namespace_apply(plan: Plan, live: Mapping[str, Any] | None) -> bool:
     """Create the namespace when it is missing; re-apply the block's own (it carries the ownership labels)
     only when it lacks a planned label or annotation. One that existed before the block is used, never
     adopted: uninstall deletes only a namespace the block created."""
-    if not plan["namespace"]["create"]:
+    if not plan.namespace.create:
         return False
     if live is None:
         return True
-    want = next(e["definition"] for e in plan["objects"] if e["phase"] == "namespace")["metadata"]
+    want = next(s.definition for s in plan.steps if s.phase is Phase.NAMESPACE)["metadata"]
     meta = live.get("metadata") or {}
     labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
-    ours = owns(live, plan["ownership_labels"])
+    ours = owns(live, plan.ownership_labels)
     # The digest annotation is the plan's own stamp, not something a namespace must carry to be ours.
     wanted_annotations = {k: v for k, v in (want.get("annotations") or {}).items() if k != DIGEST_ANNOTATION}
     complete = (
@@ -214,7 +214,7 @@ class InstallDecision:
 
 
 def decide_install(
-    plan: Mapping[str, Any],
+    plan: Plan,
     observed: InstallObserved,
     crds_current: bool,
     crd_ownership: crd_owners.CrdOwnership | None = None,
@@ -237,29 +237,23 @@ def decide_install(
             f"The cluster does not serve {', '.join(str(m['kind']) for m in missing)}: {needs}. Install it first, "
             "or switch the feature off."
         )
-    if namespace is None and not plan["namespace"]["create"]:
+    if namespace is None and not plan.namespace.create:
         problems.append(
-            f"Namespace {plan['namespace']['name']} does not exist and create_namespace is false: create it first "
+            f"Namespace {plan.namespace.name} does not exist and create_namespace is false: create it first "
             "or set create_namespace: true."
         )
-    install = bool(plan["controller"]["install"])
+    install = plan.controller.install
     upgrade = upgrade_step(
-        installed_version(release, deployment),
-        str(plan["helm"]["chart_version"]),
-        bool(plan["controller"].get("allow_downgrade")),
+        installed_version(release, deployment), plan.helm.chart_version, plan.controller.allow_downgrade
     )
     if install:
-        problems += image_problems(
-            str(plan["helm"]["chart_version"]), str(plan["helm"]["values"]["global"]["images"]["envoyGateway"]["image"])
-        )
+        problems += image_problems(plan.helm.chart_version, plan.helm.controller_image)
         problems += upgrade["problems"]
-    helm_changes = release_differences(release, plan["helm"]) if install else []
+    helm_changes = release_differences(release, plan.helm.to_dict()) if install else []
     controller_ready = not install or _settled(deployment, "Available")
     live = {ref(o): o for o in observed.owned}
-    status_objects = [e for e in plan["objects"] if e["kind"] in STATUS_READ_KINDS]
-    settled = controller_ready and all(
-        _settled(live.get(ref(e["definition"])), str(e["wait_condition"])) for e in status_objects
-    )
+    status_objects = [s for s in plan.ordered() if s.kind in STATUS_READ_KINDS]
+    settled = controller_ready and all(_settled(live.get(ref(s.obj)), str(s.wait_condition)) for s in status_objects)
     return InstallDecision(
         problems=tuple(problems),
         namespace_exists=namespace is not None,
@@ -273,14 +267,12 @@ def decide_install(
         controller_ready=controller_ready,
         settled=settled,
         apply_files=tuple(
-            e["file"]
-            for e in plan["objects"]
-            if e["phase"] != "namespace" and not unchanged(e["definition"], live.get(ref(e["definition"])))
+            plan.file_name(s)
+            for s in plan.ordered()
+            if s.phase is not Phase.NAMESPACE and not unchanged(s.definition, live.get(ref(s.obj)))
         ),
-        leftovers=tuple(leftovers(observed.owned, plan, plan["ownership_labels"])),
-        gateways=tuple(
-            live[key] for e in status_objects if e["kind"] == "Gateway" and (key := ref(e["definition"])) in live
-        ),
+        leftovers=tuple(leftovers(observed.owned, plan, plan.ownership_labels)),
+        gateways=tuple(live[key] for s in status_objects if s.kind == "Gateway" and (key := ref(s.obj)) in live),
         upgrade=upgrade,
         rollout=tuple(rollout_lines(deployment, observed.proxies)),
         namespace_wait=gate.wait,
@@ -288,7 +280,7 @@ def decide_install(
 
 
 def install_state(
-    results: Iterable[Mapping[str, Any]], plan: Mapping[str, Any], crds_current: bool, waited: bool = False
+    results: Iterable[Mapping[str, Any]], plan: Plan, crds_current: bool, waited: bool = False
 ) -> dict[str, Any]:
     """decide_install from install_lookups' results, as plain data (what the install_state action returns
     for the default field manager)."""

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .. import builder
-from ..plan import Phase
+from ..plan import Phase, Plan
 
 # Every kind the block can render, with its phase, as the components' steps declare them (the Namespace aside:
 # created and removed only on request, by name, never listed by the ownership labels): install lists these
@@ -41,10 +41,10 @@ def ref(obj: Mapping[str, Any]) -> tuple[str, str, str | None, str]:
 
 
 def leftovers(
-    found: Iterable[Mapping[str, Any]], plan: Mapping[str, Any] | None, ownership_labels: Mapping[str, str]
+    found: Iterable[Mapping[str, Any]], plan: Plan | None, ownership_labels: Mapping[str, str]
 ) -> list[dict[str, Any]]:
     """Owned objects the plan does not render (all owned objects when plan is None), in delete order."""
-    wanted = {ref(o["definition"]) for o in plan["objects"]} if plan else set()
+    wanted = {ref(step.obj) for step in plan.steps} if plan else set()
     rank = {(api, kind): phase.delete_rank for api, kind, phase in OWNED_KINDS}
     out = []
     for obj in found:
@@ -76,21 +76,21 @@ THIRD_PARTY = {
 }
 
 
-def third_party_kinds(plan: Mapping[str, Any]) -> list[dict[str, str]]:
+def third_party_kinds(plan: Plan) -> list[dict[str, str]]:
     """The plan's kinds that the block does not install the CRDs of, with what provides them."""
     out: dict[tuple[str, str], dict[str, str]] = {}
-    for entry in plan["objects"]:
-        group = str(entry["api_version"]).rpartition("/")[0]
+    for step in plan.steps:
+        group = step.api_version.rpartition("/")[0]
         if group in THIRD_PARTY:
-            out[(entry["api_version"], entry["kind"])] = {
-                "api_version": entry["api_version"],
-                "kind": entry["kind"],
+            out[(step.api_version, step.kind)] = {
+                "api_version": step.api_version,
+                "kind": step.kind,
                 "needs": THIRD_PARTY[group],
             }
     return [out[key] for key in sorted(out)]
 
 
-def block_field_manager(plan: Mapping[str, Any]) -> str:
+def block_field_manager(plan: Plan) -> str:
     """The field manager install applies with by default (envoy_apply_field_manager: polycrate-<block name>):
     what else applied the Gateway API CRDs is another owner (crd_owners)."""
-    return f"polycrate-{plan['ownership_labels']['app.kubernetes.io/instance']}"
+    return f"polycrate-{plan.ownership_labels['app.kubernetes.io/instance']}"

@@ -8,6 +8,7 @@ from typing import Any
 
 from .. import advisories
 from ..components import controller
+from ..plan import Plan
 from ..release import installed_version
 from .ownership import ref
 
@@ -47,21 +48,21 @@ STATUS_KINDS = (
 )
 
 
-def status_queries(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+def status_queries(plan: Plan) -> list[dict[str, Any]]:
     """The lookups `status` makes: each planned object of a STATUS_KINDS kind, by name, and the proxies."""
     return [
-        {"api_version": e["api_version"], "kind": e["kind"], "name": e["name"], "namespace": e["namespace"]}
-        for e in plan["objects"]
-        if e["kind"] in STATUS_KINDS
+        {"api_version": s.api_version, "kind": s.kind, "name": s.name, "namespace": s.namespace}
+        for s in plan.ordered()
+        if s.kind in STATUS_KINDS
     ] + [proxies_query()]
 
 
 def status_rows(
-    plan: Mapping[str, Any], found: Iterable[Mapping[str, Any]], deployment: Mapping[str, Any] | None
+    plan: Plan, found: Iterable[Mapping[str, Any]], deployment: Mapping[str, Any] | None
 ) -> list[dict[str, Any]]:
     """One row per thing a healthy install has: controller, classes, Gateways (+address), policies."""
     rows: list[dict[str, Any]] = []
-    if plan["controller"]["install"] or deployment is not None:
+    if plan.controller.install or deployment is not None:
         ready = (deployment or {}).get("status", {}).get("readyReplicas", 0)
         wanted = (deployment or {}).get("spec", {}).get("replicas", 1)
         rolled = deployment is None or rolled_out(deployment)
@@ -79,13 +80,13 @@ def status_rows(
         )
     rows += proxy_rows([o for o in found if is_proxy(o)])
     index = {ref(o)[1:]: o for o in found}
-    for entry in plan["objects"]:
-        kind = entry["kind"]
-        obj = index.get((kind, entry["namespace"], entry["name"]))
+    for step in plan.ordered():
+        kind = step.kind
+        obj = index.get((kind, step.namespace, step.name))
         if kind not in STATUS_KINDS:
             continue
         if obj is None:
-            rows.append({"what": kind, "name": entry["name"], "ok": False, "detail": "not found"})
+            rows.append({"what": kind, "name": step.name, "ok": False, "detail": "not found"})
             continue
         if kind == "GatewayClass":
             ok, detail = _condition(obj, "Accepted")
@@ -97,7 +98,7 @@ def status_rows(
             ok, detail = True, "present"
         else:
             ok, detail = _policy_accepted(obj)
-        rows.append({"what": kind, "name": entry["name"], "ok": ok, "detail": detail})
+        rows.append({"what": kind, "name": step.name, "ok": ok, "detail": detail})
     return rows
 
 
@@ -175,13 +176,13 @@ def status_table(rows: list[dict[str, Any]]) -> list[str]:
 RUNNING = (("envoy-gateway", advisories.ENVOY_GATEWAY), ("envoy", advisories.ENVOY))
 
 
-def pod_queries(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+def pod_queries(plan: Plan) -> list[dict[str, Any]]:
     """The controller's pods and the proxies' (every namespace): the images they run, for the advisories."""
     return [
         {
             "api_version": "v1",
             "kind": "Pod",
-            "namespace": plan["namespace"]["name"],
+            "namespace": plan.namespace.name,
             "label_selectors": list(controller.POD_SELECTOR),
             "metadata_only": False,
         },
@@ -218,7 +219,7 @@ def advisory_lines(pods: Iterable[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def status_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+def status_lookups(plan: Plan) -> list[dict[str, Any]]:
     """Everything `status` reads, for one k8s_list run: the planned objects it reports on and the proxies
     (status_queries), the controller's Deployment, and the controller's and proxies' pods (pod_queries), each
     query tagged with its `purpose`."""
@@ -228,8 +229,8 @@ def status_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
             {
                 "api_version": "apps/v1",
                 "kind": "Deployment",
-                "name": plan["controller"]["deployment"],
-                "namespace": plan["namespace"]["name"],
+                "name": plan.controller.deployment,
+                "namespace": plan.namespace.name,
                 "purpose": "controller",
             }
         ]
@@ -257,7 +258,7 @@ class StatusReport:
         return {"rows": list(self.rows), "lines": lines, "healthy": self.healthy, "advisories": list(self.advisories)}
 
 
-def status(plan: Mapping[str, Any], results: Iterable[Mapping[str, Any]]) -> StatusReport:
+def status(plan: Plan, results: Iterable[Mapping[str, Any]]) -> StatusReport:
     """The report from status_lookups' results."""
     found: list[Mapping[str, Any]] = []
     pods: list[Mapping[str, Any]] = []

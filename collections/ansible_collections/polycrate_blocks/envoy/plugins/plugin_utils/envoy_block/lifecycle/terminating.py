@@ -12,7 +12,7 @@ as its one read found it, before it writes anything:
 - being deleted and waits off -> stop at once (the run was asked not to wait);
 - being deleted and create_namespace false -> stop at once: once gone it could not be created again.
 
-Pure: plain data in (the plan, the namespace as read, whether install already waited), plain data out. The
+Pure: the typed plan and plain data in (the namespace as read, whether install already waited), plain data out. The
 role carries the decision out (roles/envoy_apply/tasks/read.yml).
 """
 
@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ..plan import Plan
 
 # What a condition's text from the cluster may add to the message (the namespace controller's messages list
 # the remaining kinds and finalizers; a cluster with many could make them long).
@@ -60,22 +62,22 @@ def holding(namespace: Mapping[str, Any]) -> str:
     return "; ".join(found)
 
 
-def decide(plan: Mapping[str, Any], namespace: Mapping[str, Any] | None, waited: bool) -> NamespaceGate:
+def decide(plan: Plan, namespace: Mapping[str, Any] | None, waited: bool) -> NamespaceGate:
     """What install does about the block's namespace as read (see the module's docstring)."""
     if namespace is None or not terminating(namespace):
         return NamespaceGate((), "")
-    name = str(plan["namespace"]["name"])
-    timeout = int(plan["wait"]["timeout"])
+    name = plan.namespace.name
+    timeout = plan.wait.timeout
     held = holding(namespace)
     why = f" (held by {held})" if held else ""
     again = f"Run install again once `kubectl get namespace {name}` finds none. Nothing was changed."
-    if not plan["namespace"]["create"]:
+    if not plan.namespace.create:
         return NamespaceGate(
             (),
             f"Namespace {name} is being deleted{why} and create_namespace is false: install could not create it "
             f"again. Create it once it is gone, then run install. Nothing was changed.",
         )
-    if not plan["wait"]["enabled"]:
+    if not plan.wait.enabled:
         return NamespaceGate(
             (),
             f"Namespace {name} is still being deleted{why} (a recent uninstall?) and wait.enabled is false, so "

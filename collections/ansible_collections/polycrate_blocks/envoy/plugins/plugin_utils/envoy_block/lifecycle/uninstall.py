@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..plan import Plan
 from . import crd_owners
 from .ownership import block_field_manager, leftovers, owned_kinds, owns
 
@@ -69,13 +70,13 @@ def proxy_queries(owned: Iterable[Mapping[str, Any]], services_only: bool = Fals
     ]
 
 
-def uninstall_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+def uninstall_lookups(plan: Plan) -> list[dict[str, Any]]:
     """Everything uninstall reads before it removes anything, for one k8s_list run, each query tagged with its
     `purpose`: the objects this instance owns (by its ownership labels), every Gateway (a tenant's on one of
     the block's classes stops uninstall), the controller's Deployment (it must run to remove the proxies) and
     the namespace (removed only when it carries the ownership labels); with uninstall.remove_crds, the CRDs'
     metadata and managers (another owner's Gateway API CRDs are kept: crd_owners.removal)."""
-    selector = list(plan["ownership_selector"])
+    selector = plan.ownership_selector
     crd_query = {
         "api_version": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -84,17 +85,17 @@ def uninstall_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
         "managed_fields": True,
     }
     return [
-        *([crd_query] if plan["crds"]["remove_on_uninstall"] else []),
+        *([crd_query] if plan.crds.remove_on_uninstall else []),
         *({**q, "label_selectors": selector, "purpose": "owned", "metadata_only": True} for q in owned_kinds()),
         {"api_version": "gateway.networking.k8s.io/v1", "kind": "Gateway", "purpose": "gateways"},
         {
             "api_version": "apps/v1",
             "kind": "Deployment",
-            "name": plan["controller"]["deployment"],
-            "namespace": plan["helm"]["namespace"],
+            "name": plan.controller.deployment,
+            "namespace": plan.helm.namespace,
             "purpose": "controller",
         },
-        {"api_version": "v1", "kind": "Namespace", "name": plan["namespace"]["name"], "purpose": "namespace"},
+        {"api_version": "v1", "kind": "Namespace", "name": plan.namespace.name, "purpose": "namespace"},
     ]
 
 
@@ -184,16 +185,14 @@ def _starting(deployment: Mapping[str, Any] | None) -> bool:
     )
 
 
-def decide_uninstall(
-    plan: Mapping[str, Any], observed: UninstallObserved, controller_waited: bool = False
-) -> UninstallDecision:
+def decide_uninstall(plan: Plan, observed: UninstallObserved, controller_waited: bool = False) -> UninstallDecision:
     """What uninstall removes and in what order, or why it must not start.
 
     Refused while a tenant's Gateway uses one of the block's GatewayClasses (removing the class would stop
     its traffic), and, when waits are on and the block manages the controller, while the controller has no
     ready pod and Gateways are to be deleted: Envoy Gateway removes a Gateway's proxies (Deployment, Service,
     the LoadBalancer address) only while it runs, so Gateways deleted while it is down leave them for good."""
-    labels = plan["ownership_labels"]
+    labels = plan.ownership_labels
     owned = leftovers(observed.owned, None, labels)
     classes = [r["name"] for r in owned if r["kind"] == "GatewayClass"]
     if tenants := tenant_gateways(observed.gateways, owned, labels):
@@ -205,13 +204,13 @@ def decide_uninstall(
             )
         )
     gateways = [r for r in owned if r["kind"] == "Gateway"]
-    wait = bool(plan["wait"]["enabled"])
-    if wait and plan["controller"]["install"] and gateways and not _ready(observed.controller):
+    wait = plan.wait.enabled
+    if wait and plan.controller.install and gateways and not _ready(observed.controller):
         if _starting(observed.controller) and not controller_waited:
             return UninstallDecision(await_controller=True)
         return UninstallDecision(
             refusals=(
-                f"The Envoy Gateway controller {plan['helm']['namespace']}/{plan['controller']['deployment']} has "
+                f"The Envoy Gateway controller {plan.helm.namespace}/{plan.controller.deployment} has "
                 "no ready pod: deleting the Gateways now would leave their proxies (Deployments, Services, "
                 "LoadBalancer addresses) behind, because only a running controller removes them. Start it (scale "
                 "the Deployment to 1) and run uninstall again, or set wait.enabled: false to delete without "
@@ -219,10 +218,10 @@ def decide_uninstall(
             )
         )
     delete_namespace = owns(observed.namespace, labels)
-    namespace = plan["namespace"]["name"]
-    remove_crds = bool(plan["crds"]["remove_on_uninstall"])
+    namespace = plan.namespace.name
+    remove_crds = plan.crds.remove_on_uninstall
     crd_settings, kept = (
-        crd_owners.removal(plan, observed.crds, block_field_manager(plan)) if remove_crds else (dict(plan["crds"]), "")
+        crd_owners.removal(plan, observed.crds, block_field_manager(plan)) if remove_crds else (plan.crds.to_dict(), "")
     )
     return UninstallDecision(
         gateways=tuple(r["ref"] for r in gateways),
@@ -231,7 +230,7 @@ def decide_uninstall(
         else (),
         proxies=tuple(proxy_queries(owned)),
         others=tuple(r["ref"] for r in owned if r["kind"] != "Gateway"),
-        uninstall_helm=bool(plan["controller"]["install"]),
+        uninstall_helm=plan.controller.install,
         remove_crds=remove_crds,
         crd_settings=crd_settings,
         crds_kept=kept,

@@ -6,9 +6,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..components import controller
+from ..plan import Plan
 
 
-def wait_queries(plan: Mapping[str, Any], wait: bool, controller: bool = False) -> list[dict[str, Any]]:
+def wait_queries(plan: Plan, wait: bool, controller: bool = False) -> list[dict[str, Any]]:
     """The plan's GatewayClasses and Gateways by name, each waiting for its condition (Accepted,
     Programmed) when `wait`: one k8s_list run that also returns the Gateways' addresses. With
     `controller`, the controller's Deployment (Available) first: the rollout install did not wait for
@@ -19,25 +20,25 @@ def wait_queries(plan: Mapping[str, Any], wait: bool, controller: bool = False) 
             {
                 "api_version": "apps/v1",
                 "kind": "Deployment",
-                "name": plan["controller"]["deployment"],
-                "namespace": plan["namespace"]["name"],
+                "name": plan.controller.deployment,
+                "namespace": plan.namespace.name,
                 **({"wait_condition": {"type": "Available", "status": "True"}} if wait else {}),
             }
         )
     return queries + [
         {
-            "api_version": e["api_version"],
-            "kind": e["kind"],
-            "name": e["name"],
-            "namespace": e["namespace"],
-            **({"wait_condition": {"type": e["wait_condition"], "status": "True"}} if wait else {}),
+            "api_version": step.api_version,
+            "kind": step.kind,
+            "name": step.name,
+            "namespace": step.namespace,
+            **({"wait_condition": {"type": step.wait_condition, "status": "True"}} if wait else {}),
         }
-        for e in plan["objects"]
-        if e["kind"] in ("GatewayClass", "Gateway")
+        for step in plan.ordered()
+        if step.kind in ("GatewayClass", "Gateway")
     ]
 
 
-def previous_controller_query(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+def previous_controller_query(plan: Plan) -> list[dict[str, Any]]:
     """The controller's pods that are terminating, for install to wait on after helm changed the release (until
     none is: wait_absent, one module run).
     The Deployment counts a rollout done while the old pod still shuts down, and that pod keeps the leader
@@ -48,7 +49,7 @@ def previous_controller_query(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
         {
             "api_version": "v1",
             "kind": "Pod",
-            "namespace": plan["namespace"]["name"],
+            "namespace": plan.namespace.name,
             "label_selectors": list(controller.POD_SELECTOR),
             "metadata_only": True,
             "terminating_only": True,
@@ -64,21 +65,21 @@ def gateway_line(gateway: Mapping[str, Any]) -> str:
     return f"Gateway {meta.get('namespace')}/{meta.get('name')}: {', '.join(addresses) or 'no address yet'}"
 
 
-def lease_lookups(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+def lease_lookups(plan: Plan) -> list[dict[str, Any]]:
     """The controller's leader Lease and its pods (metadata: names), the two things stale_lease reads."""
-    namespace = plan["namespace"]["name"]
+    namespace = plan.namespace.name
     return [
         {
             "api_version": "coordination.k8s.io/v1",
             "kind": "Lease",
-            "name": plan["controller"]["lease"],
+            "name": plan.controller.lease,
             "namespace": namespace,
         },
         {
             "api_version": "v1",
             "kind": "Pod",
             "namespace": namespace,
-            "label_selectors": list(plan["controller"]["pod_selector"]),
+            "label_selectors": list(plan.controller.pod_selector),
             "metadata_only": True,
         },
     ]
