@@ -6,22 +6,27 @@ name, the delete order) that the rest does not give, is refused with its path.""
 from __future__ import annotations
 
 import copy
+import importlib
 import json
 import re
+import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import yaml
 
-from envoy_block import builder, inputs, polycrate
+from envoy_block import builder, inputs, lifecycle, polycrate
 from envoy_block.plan import DIGEST_ANNOTATION, Plan
 from tests.conftest import ROOT
 from tests.support.helpers import plan, with_gateway
 
 EXAMPLES = sorted((ROOT / "examples").glob("*/config.yml"))
+# The action and filter plugins import the core by its collection path, as Ansible does.
+sys.path.insert(0, str(ROOT / "collections"))
 
 
 def _example_plan(path: Path) -> Plan:
@@ -164,6 +169,57 @@ def test_from_dict_does_not_share_the_facts_data() -> None:
     rebuilt.helm.values["crds"]["enabled"] = True
     rebuilt.steps[0].obj["metadata"]["name"] = "changed"
     assert fact == kept
+
+
+def _status_action(monkeypatch: pytest.MonkeyPatch, fact: dict[str, Any]) -> tuple[dict[str, Any], list[Plan]]:
+    """The status_report action as Ansible runs it, up to act(): what act() was given, and the result."""
+    action_base = importlib.import_module("ansible.plugins.action").ActionBase
+    module = importlib.import_module("ansible_collections.polycrate_blocks.envoy.plugins.action.status_report")
+    # ActionBase.run checks the task against Ansible's machinery, which is not here; it returns {} there.
+    monkeypatch.setattr(action_base, "run", lambda self, tmp=None, task_vars=None: {})
+    action = module.ActionModule.__new__(module.ActionModule)
+    action._task = SimpleNamespace(args={"plan": fact}, action="polycrate_blocks.envoy.status_report")
+    acted: list[Plan] = []
+
+    def act(typed: Plan) -> dict[str, Any]:
+        acted.append(typed)
+        return {"changed": False}
+
+    monkeypatch.setattr(action, "act", act)
+    return action.run(task_vars={}), acted
+
+
+def test_the_plan_actions_decide_on_the_typed_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    built = plan(with_gateway())
+    result, acted = _status_action(monkeypatch, _fact(built))
+    assert not result.get("failed"), result
+    # The action's Plan is the collection path's class (the core imported as Ansible imports it): compared by
+    # what it writes.
+    (typed,) = acted
+    assert type(typed).__name__ == "Plan"
+    assert json.dumps(typed.to_dict()) == json.dumps(built.to_dict())
+
+
+def test_the_plan_actions_refuse_an_altered_fact_before_reading_the_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    fact = _fact(plan())
+    fact["wait"]["timeout"] = "300"
+    result, acted = _status_action(monkeypatch, fact)
+    assert result["failed"] is True
+    assert "plan.wait.timeout: expected an integer, got str" in result["msg"]
+    assert "Nothing was changed" in result["msg"]
+    assert acted == []
+
+
+def test_the_wait_filters_read_the_typed_plan() -> None:
+    filter_error = importlib.import_module("ansible.errors").AnsibleFilterError
+    filters = importlib.import_module("ansible_collections.polycrate_blocks.envoy.plugins.filter.envoy")
+    built = plan(with_gateway())
+    assert filters.wait_queries(_fact(built), True, True) == lifecycle.wait_queries(built, True, True)
+    assert filters.previous_controller_query(_fact(built)) == lifecycle.previous_controller_query(built)
+    fact = _fact(built)
+    fact["objects"][0]["kind"] = "Other"
+    with pytest.raises(filter_error, match=r"plan\.objects\[0\]\.kind: not what the plan derives"):
+        filters.wait_queries(fact, True)
 
 
 # The plan crosses from plain data in one place: Plan.from_dict. A decision that subscripts the plan again
