@@ -23,7 +23,6 @@ import pytest
 import yaml
 
 from envoy_block import lifecycle
-from envoy_block.plan import Plan
 from envoy_block.polycrate import merge_config
 from tests.cluster.common import assert_healthy, proxies_rolled_out, writes
 from tests.cluster.conftest import Kube
@@ -55,8 +54,9 @@ def self_signed(hostname: str) -> dict[str, str]:
 
 def prepare(kube: Kube, cfg: dict[str, Any]) -> None:
     """What the cluster around the block provides: other components' CRDs and tenants' certificates."""
-    p = plan(cfg).to_dict()
-    for entry in lifecycle.third_party_kinds(Plan.from_dict(p)):
+    built = plan(cfg)
+    p = built.to_dict()
+    for entry in lifecycle.third_party_kinds(built):
         group = entry["api_version"].rpartition("/")[0]
         folder = shared_dir() / "crds" / THIRD_PARTY_CRDS[group]
         for path in sorted(Path(folder).glob("*.yaml")):
