@@ -145,7 +145,7 @@ class Step:
         phase = next((p for p in Phase if p.label == label), None)
         if phase is None:
             raise ValueError(f"{path}.phase: unknown phase {label!r}; one of {', '.join(p.label for p in Phase)}")
-        definition = fact.mapping(d, "definition", f"{path}")
+        definition = fact.mapping(d, "definition", path)
         # A manifest is Kubernetes' to shape: only the keys the plan reads are checked, any other is allowed.
         fact.fields(definition, f"{path}.definition", ("apiVersion", "kind", "metadata"), closed=False)
         fact.string(definition, "apiVersion", f"{path}.definition")
