@@ -1,4 +1,5 @@
-"""Config -> Plan. The only place that knows which components exist."""
+"""Config -> Plan: each component of registry.COMPONENTS builds its steps, in that order; the plan's typed parts
+are filled here from their owners (the controller's release and settings, the namespace's, the CRDs')."""
 
 from __future__ import annotations
 
@@ -6,46 +7,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from . import crds, labels, limits
-from .components import (
-    controller,
-    gateway,
-    gatewayclasses,
-    monitoring,
-    namespace,
-    network_policies,
-    proxies,
-    tenant_guards,
-    traffic_policies,
-    waf,
-)
+from . import crds, labels, limits, registry
+from .components import controller, namespace
 from .config import Config, ConfigError, load
 from .plan import Phase, Plan, Step, Waits
-
-COMPONENTS = (
-    namespace,
-    network_policies,
-    tenant_guards,
-    proxies,
-    gatewayclasses,
-    waf,
-    gateway,
-    traffic_policies,
-    monitoring,
-)
-# The config section each component builds from, for a message when building fails unexpectedly.
-SECTIONS = {
-    "namespace": "namespace",
-    "network_policies": "network_policy",
-    "tenant_guards": "tenant_guards",
-    "proxies": "data_plane",
-    "gatewayclasses": "gatewayclass",
-    "waf": "waf",
-    "gateway": "default_gateway",
-    "traffic_policies": "client_traffic",
-    "monitoring": "metrics",
-    "controller": "chart",
-}
 
 
 class BuildError(RuntimeError):
@@ -56,22 +21,20 @@ class BuildError(RuntimeError):
         super().__init__(f"{type(error).__name__}: {' '.join(str(error).split())[:200]}")
 
 
-def _section(component: object) -> str:
-    return SECTIONS.get(getattr(component, "__name__", "").rsplit(".", 1)[-1], "config")
-
-
 def build_plan(config: Config) -> Plan:
     """The plan; raises ConfigError when an object it derives passes Kubernetes' or the filesystem's limits."""
     steps: list[Step] = []
-    for component in COMPONENTS:
+    for component in registry.COMPONENTS:  # in build order
+        if not component.builds:
+            continue
         try:
             steps.extend(component.build(config))
         except Exception as exc:  # a last resort: the user still learns which section it was
-            raise BuildError(_section(component), exc) from exc
+            raise BuildError(component.section, exc) from exc
     try:
         plan = _plan(config, steps)
     except Exception as exc:
-        raise BuildError(_section(controller), exc) from exc
+        raise BuildError(registry.SECTIONS["controller"], exc) from exc
     objects = [(plan.file_name(step), step.obj) for step in plan.ordered()]
     if problems := limits.plan_problems(objects, config.values, config.block_name):
         raise ConfigError(problems)

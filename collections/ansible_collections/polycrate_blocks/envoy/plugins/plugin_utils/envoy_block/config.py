@@ -1,5 +1,5 @@
 """The config as a whole: loading, shape against config.schema.json, effective defaults, and calling each
-component's checks in one place (as builder.py calls each component's build).
+component's checks in one place, in registry.CHECKS' order (as builder.py calls each component's build).
 
 The rules about one section live in the component that builds it (`check(values, raw)` in components/*),
 the rules that relate the default Gateway to what attaches to it in attachments.py. Every problem is
@@ -13,44 +13,19 @@ import copy
 import difflib
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
 
 import jsonschema
 
-from . import attachments, crds, formats, inputs
-from .components import (
-    controller,
-    gateway,
-    gatewayclasses,
-    monitoring,
-    network_policies,
-    proxies,
-    tenant_guards,
-    traffic_policies,
-    waf,
-)
+from . import formats, inputs
+from .components import monitoring, waf
 from .model import Checked, Config, ConfigError, Problem
 from .paths import SCHEMA_PATH
+from .registry import CHECKS
 
-__all__ = ["CHECKS", "Config", "ConfigError", "Problem", "apply_defaults", "load", "load_schema", "shape_problems"]
-
-# Each component checks its own section; attachments relates the default Gateway to what attaches to it.
-# Problems are sorted by path in the end, so only the warnings follow this order (the order they always had).
-CHECKS: tuple[Callable[[Mapping[str, Any], Mapping[str, Any]], Checked], ...] = (
-    controller.check,
-    crds.check,
-    gatewayclasses.check,
-    traffic_policies.check,
-    attachments.check,
-    proxies.check,
-    tenant_guards.check,
-    waf.check,
-    monitoring.check,
-    network_policies.check,
-    gateway.check,
-)
+__all__ = ["Config", "ConfigError", "Problem", "apply_defaults", "load", "load_schema", "shape_problems"]
 
 # Friendly wording for the schema's named string formats, keyed by the $ref they come from.
 _FORMAT_HINTS = {

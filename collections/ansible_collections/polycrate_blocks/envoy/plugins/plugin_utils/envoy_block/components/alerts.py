@@ -31,6 +31,8 @@ FLEET = (
 # listener.<address>.server_ssl_socket_factory.downstream_context_secrets_not_ready).
 SECRETS_NOT_READY = "envoy_listener_server_ssl_socket_factory_downstream_context_secrets_not_ready"
 ROUTE_CLUSTERS = 'envoy_cluster_name=~"(http|grpc|tls|tcp|udp)route/.+"'
+# The rate window of the traffic alerts and the WAF's failures.
+WINDOW = "5m"
 
 
 @dataclass(frozen=True)
@@ -48,11 +50,19 @@ def _number(value: float) -> str:
 
 
 def alerts(config: Config) -> list[Alert]:
-    """The alerts for this config, in a stable order (the VMRule and docs/alerts.md follow it)."""
-    rules = config.get("metrics.rules")
-    block = config.block_name
-    proxies, controller, waf = (f'job="{block}-{c}"' for c in ("proxies", "controller", "waf"))
-    window = "5m"
+    """The alerts for this config, in a stable order (the VMRule and docs/alerts.md follow it): the controller's
+    and the proxies' availability, the traffic through the proxies, the proxies' memory, the WAF."""
+    return [*_availability_alerts(config), *_traffic_alerts(config), *_memory_alerts(config), *_waf_alerts(config)]
+
+
+def _job(config: Config, scrape: str) -> str:
+    """The `job` matcher of one of the block's scrapes (proxies, controller, waf: monitoring.job)."""
+    return f'job="{config.block_name}-{scrape}"'
+
+
+def _availability_alerts(config: Config) -> list[Alert]:
+    """The controller runs and reconciles; the proxies run, a fleet of two or more at its full size."""
+    proxies, controller = _job(config, "proxies"), _job(config, "controller")
     out = [
         Alert(
             "EnvoyGatewayControllerDown",
@@ -98,11 +108,19 @@ def alerts(config: Config) -> list[Alert]:
                 "node_selector/tolerations; CrashLoopBackOff: the envoy container's logs).",
             )
         )
-    out += [
+    return out
+
+
+def _traffic_alerts(config: Config) -> list[Alert]:
+    """What passes through the proxies: 5xx answered or met upstream, latency, configuration the proxies refused,
+    TLS served without its certificate."""
+    rules = config.get("metrics.rules")
+    proxies = _job(config, "proxies")
+    return [
         Alert(
             "EnvoyDownstream5xxRatioHigh",
             f'sum by ({FLEET}) (rate(envoy_http_downstream_rq_xx{{{proxies},envoy_response_code_class="5"}}'
-            f"[{window}])) / sum by ({FLEET}) (rate(envoy_http_downstream_rq_total{{{proxies}}}[{window}])) > "
+            f"[{WINDOW}])) / sum by ({FLEET}) (rate(envoy_http_downstream_rq_total{{{proxies}}}[{WINDOW}])) > "
             f"{_number(rules['downstream_5xx_ratio'])}",
             "warning",
             "More than {{ $value | humanizePercentage }} of a Gateway's responses are 5xx.",
@@ -113,8 +131,8 @@ def alerts(config: Config) -> list[Alert]:
         Alert(
             "EnvoyUpstream5xxRatioHigh",
             f"sum by ({FLEET}, envoy_cluster_name) (rate(envoy_cluster_upstream_rq_xx{{{proxies},{ROUTE_CLUSTERS},"
-            f'envoy_response_code_class="5"}}[{window}])) / sum by ({FLEET}, envoy_cluster_name) '
-            f"(rate(envoy_cluster_upstream_rq_total{{{proxies},{ROUTE_CLUSTERS}}}[{window}])) > "
+            f'envoy_response_code_class="5"}}[{WINDOW}])) / sum by ({FLEET}, envoy_cluster_name) '
+            f"(rate(envoy_cluster_upstream_rq_total{{{proxies},{ROUTE_CLUSTERS}}}[{WINDOW}])) > "
             f"{_number(rules['upstream_5xx_ratio'])}",
             "warning",
             "Backend {{ $labels.envoy_cluster_name }} answers {{ $value | humanizePercentage }} 5xx.",
@@ -124,7 +142,7 @@ def alerts(config: Config) -> list[Alert]:
         Alert(
             "EnvoyP99LatencyHigh",
             f"histogram_quantile(0.99, sum by ({FLEET}, le) (rate(envoy_http_downstream_rq_time_bucket"
-            f"{{{proxies}}}[{window}]))) > {_number(seconds(rules['p99_latency']) * 1000)}",
+            f"{{{proxies}}}[{WINDOW}]))) > {_number(seconds(rules['p99_latency']) * 1000)}",
             "warning",
             f"A Gateway's p99 request time is above {rules['p99_latency']} ({{{{ $value }}}} ms).",
             "Requests through this fleet are slow. Check the backends' latency (envoy_cluster_upstream_rq_time "
@@ -156,59 +174,72 @@ def alerts(config: Config) -> list[Alert]:
             "0m",
         ),
     ]
+
+
+def _memory_alerts(config: Config) -> list[Alert]:
+    """A proxy's heap near its memory limit, when data_plane.resources sets one."""
     limit = ((config.get("data_plane.resources").get("limits")) or {}).get("memory")
-    if limit:
-        limit_bytes = int(quantity_bytes(str(limit)))
-        out.append(
-            Alert(
-                "EnvoyProxyMemoryNearLimit",
-                f"max by ({FLEET}, pod) (envoy_server_memory_heap_size{{{proxies}}}) > "
-                f"{_number(rules['memory_ratio'])} * {limit_bytes}",
-                "warning",
-                f"A proxy's heap is above {_number(rules['memory_ratio'] * 100)}% of its {limit} memory limit.",
-                "The proxy will be OOM-killed when it reaches data_plane.resources.limits.memory. Check active "
-                "connections and buffered bodies (the WAF's body buffer is held per request); raise the limit or "
-                "add proxies.",
-            )
+    if not limit:
+        return []
+    rules = config.get("metrics.rules")
+    proxies = _job(config, "proxies")
+    limit_bytes = int(quantity_bytes(str(limit)))
+    return [
+        Alert(
+            "EnvoyProxyMemoryNearLimit",
+            f"max by ({FLEET}, pod) (envoy_server_memory_heap_size{{{proxies}}}) > "
+            f"{_number(rules['memory_ratio'])} * {limit_bytes}",
+            "warning",
+            f"A proxy's heap is above {_number(rules['memory_ratio'] * 100)}% of its {limit} memory limit.",
+            "The proxy will be OOM-killed when it reaches data_plane.resources.limits.memory. Check active "
+            "connections and buffered bodies (the WAF's body buffer is held per request); raise the limit or "
+            "add proxies.",
         )
-    if config.get("waf.enabled"):
-        out += [
-            Alert(
-                "EnvoyWafDown",
-                f"absent(up{{{waf}}} == 1)",
-                "critical",
-                "The WAF is not running (no successful scrape).",
-                "No WAF pod answers. With waf.fail_open false (the default) every request the WAF's policy "
-                "covers gets 500 from Envoy. Check the WAF Deployment's pods, events and logs in the block's "
-                "namespace.",
-                "2m",
-            ),
-            Alert(
-                "EnvoyWafStreamsFailing",
-                f"sum by ({FLEET}) (increase(envoy_http_ext_proc_streams_failed{{{proxies}}}[{window}])) > 0 or "
-                f"sum by ({FLEET}) (increase(envoy_http_ext_proc_message_timeouts{{{proxies}}}[{window}])) > 0 or "
-                f"sum(increase(waf_errors_total{{{waf}}}[{window}])) > 0",
-                "warning",
-                "Requests to the WAF fail or time out.",
-                "Envoy's ext_proc streams to the WAF fail or time out, or the WAF reports internal errors: those "
-                "requests got 500 (fail closed) or passed unchecked (fail open). Check the WAF's logs and "
-                "resources (CPU throttling, memory) and waf_evaluation_seconds against waf.message_timeout.",
-            ),
-            Alert(
-                "EnvoyWafBlockingAboveBaseline",
-                f'sum(rate(waf_decisions_total{{{waf},action="block"}}[10m])) > '
-                f"{_number(rules['waf_block_factor'])} * "
-                f'sum(rate(waf_decisions_total{{{waf},action="block"}}[1d] offset 10m)) and '
-                f'sum(rate(waf_decisions_total{{{waf},action="block"}}[10m])) > '
-                f"{_number(rules['waf_block_min_rate'])}",
-                "warning",
-                "The WAF blocks {{ $value | humanize }}/s, far above its usual rate.",
-                "Either an attack is under way or a change (an application release, a new route, a CRS or "
-                "paranoia-level change) makes legitimate traffic match rules. The WAF's audit log names the "
-                "rules; waf_rule_matches_total shows which rule ids rose.",
-            ),
-        ]
-    return out
+    ]
+
+
+def _waf_alerts(config: Config) -> list[Alert]:
+    """With waf.enabled: the WAF runs, the proxies' streams to it succeed, it blocks no more than it usually does."""
+    if not config.get("waf.enabled"):
+        return []
+    rules = config.get("metrics.rules")
+    proxies, waf = _job(config, "proxies"), _job(config, "waf")
+    return [
+        Alert(
+            "EnvoyWafDown",
+            f"absent(up{{{waf}}} == 1)",
+            "critical",
+            "The WAF is not running (no successful scrape).",
+            "No WAF pod answers. With waf.fail_open false (the default) every request the WAF's policy "
+            "covers gets 500 from Envoy. Check the WAF Deployment's pods, events and logs in the block's "
+            "namespace.",
+            "2m",
+        ),
+        Alert(
+            "EnvoyWafStreamsFailing",
+            f"sum by ({FLEET}) (increase(envoy_http_ext_proc_streams_failed{{{proxies}}}[{WINDOW}])) > 0 or "
+            f"sum by ({FLEET}) (increase(envoy_http_ext_proc_message_timeouts{{{proxies}}}[{WINDOW}])) > 0 or "
+            f"sum(increase(waf_errors_total{{{waf}}}[{WINDOW}])) > 0",
+            "warning",
+            "Requests to the WAF fail or time out.",
+            "Envoy's ext_proc streams to the WAF fail or time out, or the WAF reports internal errors: those "
+            "requests got 500 (fail closed) or passed unchecked (fail open). Check the WAF's logs and "
+            "resources (CPU throttling, memory) and waf_evaluation_seconds against waf.message_timeout.",
+        ),
+        Alert(
+            "EnvoyWafBlockingAboveBaseline",
+            f'sum(rate(waf_decisions_total{{{waf},action="block"}}[10m])) > '
+            f"{_number(rules['waf_block_factor'])} * "
+            f'sum(rate(waf_decisions_total{{{waf},action="block"}}[1d] offset 10m)) and '
+            f'sum(rate(waf_decisions_total{{{waf},action="block"}}[10m])) > '
+            f"{_number(rules['waf_block_min_rate'])}",
+            "warning",
+            "The WAF blocks {{ $value | humanize }}/s, far above its usual rate.",
+            "Either an attack is under way or a change (an application release, a new route, a CRS or "
+            "paranoia-level change) makes legitimate traffic match rules. The WAF's audit log names the "
+            "rules; waf_rule_matches_total shows which rule ids rose.",
+        ),
+    ]
 
 
 def anchor(name: str) -> str:

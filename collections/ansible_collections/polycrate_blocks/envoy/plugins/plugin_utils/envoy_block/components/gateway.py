@@ -227,6 +227,8 @@ def _empty_match_problems(listeners: list[Mapping[str, Any]], tag: str) -> list[
 
 
 def _listener_problems(listeners: list[Mapping[str, Any]]) -> list[Problem]:
+    """Each listener's problems, in listener order: against the listeners before it (names, ports, the ports
+    inside the proxy, shared ports), then its own TLS settings and allowed routes."""
     problems: list[Problem] = []
     seen_names: dict[str, int] = {}
     seen_triples: dict[tuple[int, str, str], int] = {}
@@ -235,84 +237,109 @@ def _listener_problems(listeners: list[Mapping[str, Any]]) -> list[Problem]:
     seen_tls_hostnames: dict[tuple[int, str], tuple[int, str]] = {}
     for index, listener in enumerate(listeners):
         at = f"config.default_gateway.listeners[{index}]"
-        protocol = listener["protocol"]
-        name = listener["name"]
-        if name in seen_names:
-            problems.append(
-                Problem(
-                    f"{at}.name",
-                    f"listener name '{name}' is already used by listeners[{seen_names[name]}]; "
-                    "give every listener a unique name",
-                )
-            )
-        seen_names.setdefault(name, index)
-        triple = (listener["port"], protocol, listener.get("hostname", ""))
-        if triple in seen_triples:
-            problems.append(
-                Problem(
-                    at,
-                    f"port {triple[0]}/{protocol} with hostname '{triple[2]}' repeats "
-                    f"listeners[{seen_triples[triple]}]; change the port or the hostname",
-                )
-            )
-        seen_triples.setdefault(triple, index)
+        problems += _repeat_problems(at, index, listener, seen_names, seen_triples)
         problems += _container_port_problems(at, index, listener, seen_inside)
         problems += _shared_port_problems(at, index, listener, seen_groups, seen_tls_hostnames)
+        problems += _tls_setting_problems(at, listener)
+        problems += _allowed_routes_problems(at, listener)
+    return problems
 
-        if protocol in ("HTTP", "TCP", "UDP"):
-            for key in ("tls_mode", "certificate_refs"):
-                if key in listener:
-                    problems.append(
-                        Problem(
-                            f"{at}.{key}",
-                            f"{protocol} listeners carry no TLS settings; remove {key} or use protocol HTTPS/TLS",
-                        )
+
+def _repeat_problems(
+    at: str,
+    index: int,
+    listener: Mapping[str, Any],
+    seen_names: dict[str, int],
+    seen_triples: dict[tuple[int, str, str], int],
+) -> list[Problem]:
+    """A listener's name, or its port, protocol and hostname together, already used by an earlier listener."""
+    problems: list[Problem] = []
+    protocol = listener["protocol"]
+    name = listener["name"]
+    if name in seen_names:
+        problems.append(
+            Problem(
+                f"{at}.name",
+                f"listener name '{name}' is already used by listeners[{seen_names[name]}]; "
+                "give every listener a unique name",
+            )
+        )
+    seen_names.setdefault(name, index)
+    triple = (listener["port"], protocol, listener.get("hostname", ""))
+    if triple in seen_triples:
+        problems.append(
+            Problem(
+                at,
+                f"port {triple[0]}/{protocol} with hostname '{triple[2]}' repeats "
+                f"listeners[{seen_triples[triple]}]; change the port or the hostname",
+            )
+        )
+    seen_triples.setdefault(triple, index)
+    return problems
+
+
+def _tls_setting_problems(at: str, listener: Mapping[str, Any]) -> list[Problem]:
+    """TLS settings that do not fit the listener's protocol or mode (a hostname on TCP/UDP among them)."""
+    problems: list[Problem] = []
+    protocol = listener["protocol"]
+    if protocol in ("HTTP", "TCP", "UDP"):
+        for key in ("tls_mode", "certificate_refs"):
+            if key in listener:
+                problems.append(
+                    Problem(
+                        f"{at}.{key}",
+                        f"{protocol} listeners carry no TLS settings; remove {key} or use protocol HTTPS/TLS",
                     )
-        if protocol in ("TCP", "UDP") and "hostname" in listener:
-            problems.append(Problem(f"{at}.hostname", f"{protocol} listeners cannot match a hostname; remove it"))
-        if protocol == "HTTPS" and listener.get("tls_mode") == "Passthrough":
-            problems.append(
-                Problem(
-                    f"{at}.tls_mode",
-                    "HTTPS listeners terminate TLS; use protocol TLS with tls_mode Passthrough to pass TLS through",
                 )
+    if protocol in ("TCP", "UDP") and "hostname" in listener:
+        problems.append(Problem(f"{at}.hostname", f"{protocol} listeners cannot match a hostname; remove it"))
+    if protocol == "HTTPS" and listener.get("tls_mode") == "Passthrough":
+        problems.append(
+            Problem(
+                f"{at}.tls_mode",
+                "HTTPS listeners terminate TLS; use protocol TLS with tls_mode Passthrough to pass TLS through",
             )
-        if protocol == "TLS" and "tls_mode" not in listener:
-            problems.append(
-                Problem(
-                    f"{at}.tls_mode", "TLS listeners must state their mode; set tls_mode to Passthrough or Terminate"
-                )
+        )
+    if protocol == "TLS" and "tls_mode" not in listener:
+        problems.append(
+            Problem(f"{at}.tls_mode", "TLS listeners must state their mode; set tls_mode to Passthrough or Terminate")
+        )
+    mode = _listener_tls_mode(listener)
+    if mode == "Terminate" and not listener.get("certificate_refs"):
+        problems.append(
+            Problem(
+                f"{at}.certificate_refs",
+                "a Terminate listener needs a certificate; add "
+                "certificate_refs: [{name: <tls secret>}] or use tls_mode Passthrough",
             )
-        mode = _listener_tls_mode(listener)
-        if mode == "Terminate" and not listener.get("certificate_refs"):
-            problems.append(
-                Problem(
-                    f"{at}.certificate_refs",
-                    "a Terminate listener needs a certificate; add "
-                    "certificate_refs: [{name: <tls secret>}] or use tls_mode Passthrough",
-                )
+        )
+    if mode == "Passthrough" and listener.get("certificate_refs"):
+        problems.append(
+            Problem(
+                f"{at}.certificate_refs",
+                "Passthrough listeners ignore certificates; remove certificate_refs or use tls_mode Terminate",
             )
-        if mode == "Passthrough" and listener.get("certificate_refs"):
-            problems.append(
-                Problem(
-                    f"{at}.certificate_refs",
-                    "Passthrough listeners ignore certificates; remove certificate_refs or use tls_mode Terminate",
-                )
+        )
+    return problems
+
+
+def _allowed_routes_problems(at: str, listener: Mapping[str, Any]) -> list[Problem]:
+    """allowed_routes_selector exactly when allowed_routes_namespaces is Selector, with match_labels."""
+    problems: list[Problem] = []
+    namespaces = listener.get("allowed_routes_namespaces", "Same")
+    if namespaces == "Selector" and not listener.get("allowed_routes_selector", {}).get("match_labels"):
+        problems.append(
+            Problem(
+                f"{at}.allowed_routes_selector",
+                "allowed_routes_namespaces Selector needs allowed_routes_selector.match_labels",
             )
-        namespaces = listener.get("allowed_routes_namespaces", "Same")
-        if namespaces == "Selector" and not listener.get("allowed_routes_selector", {}).get("match_labels"):
-            problems.append(
-                Problem(
-                    f"{at}.allowed_routes_selector",
-                    "allowed_routes_namespaces Selector needs allowed_routes_selector.match_labels",
-                )
+        )
+    if namespaces != "Selector" and "allowed_routes_selector" in listener:
+        problems.append(
+            Problem(
+                f"{at}.allowed_routes_selector",
+                "only used with allowed_routes_namespaces "
+                "Selector; remove it or set allowed_routes_namespaces: Selector",
             )
-        if namespaces != "Selector" and "allowed_routes_selector" in listener:
-            problems.append(
-                Problem(
-                    f"{at}.allowed_routes_selector",
-                    "only used with allowed_routes_namespaces "
-                    "Selector; remove it or set allowed_routes_namespaces: Selector",
-                )
-            )
+        )
     return problems
