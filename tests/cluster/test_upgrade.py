@@ -15,7 +15,7 @@ controller restarts afterwards: HTTP, HTTPS terminated with the tenant's certifi
 over SDS: envoyproxy/gateway#9918 lost it on this very upgrade, #9519 after a controller restart) and TLS passed
 through to the backend; a handshake that shows another certificate counts as failed (printed; none allowed
 while the controller is replaced, while the proxies roll, after, across the restart, and no wrong certificate
-at any time; from v1.9.0 the HTTPS client may lose what UPSTREAM_WINDOW says, upstream's bug's floor). The
+at any time; from v1.9.0 the HTTPS client may lose handshakes inside upstream's bug's window only, UPSTREAM_WINDOW). The
 patch upgrade runs with `controller.replicas: 2` (a budget, leader election; a new pod beside the two old ones).
 From v1.8.3, half-way (new proxy pods held by a cluster owner's admission policy) status and plan say what still
 rolls (not from v1.9.0: see HELD); a second install changes nothing; a downgrade stops before writing anything.
