@@ -393,6 +393,22 @@ MUTATIONS = (
         ("tests/unit/test_lifecycle.py",),
     ),
     Mutation(
+        "install-netpol-before-helm",
+        "when helm runs, the network policies its pods need are applied before it (default-deny clusters)",
+        f"{PKG}/lifecycle/install.py",
+        'early = [s for s in to_send if s.phase.stage == "before-controller"]',
+        "early = []",
+        ("tests/unit/test_install_todo.py",),
+    ),
+    Mutation(
+        "install-dry-run-waits-nothing",
+        "a dry run (plan) waits for no controller and frees no lease",
+        f"{PKG}/lifecycle/install.py",
+        "wait_controller = helm_needed and plan.wait.enabled and not check_mode",
+        "wait_controller = helm_needed and plan.wait.enabled",
+        ("tests/unit/test_install_todo.py",),
+    ),
+    Mutation(
         "validation-keeps-previous-render",
         "a bad config writes nothing and removes the previous render",
         f"{PLUGINS}/action/render.py",

@@ -82,3 +82,50 @@ def test_no_task_polls_in_a_loop(path: Path) -> None:
         if "until" in task or "retries" in task
     ]
     assert polling == [], f"wait inside the module run instead of an until loop: {polling}"
+
+
+# A fact as the roles read it: a variable and the fields read from it (`__envoy_apply_found.helm_needed`).
+FACT = re.compile(r"\b((?:__envoy|envoy|ansible)_\w+(?:\.\w+)*)")
+# The filters the roles may use: they hand credentials to no_log tasks and decide nothing.
+DATA_FILTERS = {"helm_release", "waf_image_auth"}
+
+
+def _facts(task: dict[str, Any]) -> set[str]:
+    return {match for _, text in _expressions(task) for match in FACT.findall(text)}
+
+
+@pytest.mark.parametrize("path", TASK_FILES, ids=[str(p.relative_to(ROOT)) for p in TASK_FILES])
+def test_no_condition_combines_two_facts(path: Path) -> None:
+    """Which task runs depends on one field of a decision (or on the run's check mode alone): a condition
+    that combines two facts is a decision taken in Jinja, untested (issue 41: wait.yml derived "changed" from
+    five facts; the registry login was decided twice, differently). Decide in Python and return the field."""
+    combined = [
+        f"{task.get('name')}: {sorted(facts)}"
+        for task in _tasks(yaml.safe_load(path.read_text(encoding="utf-8")))
+        if len(facts := _facts(task)) > 1
+    ]
+    assert combined == [], "return one field from the decision instead:\n" + "\n".join(combined)
+
+
+def test_no_role_uses_a_deciding_filter() -> None:
+    """The block's filters only hand credentials on (DATA_FILTERS); everything else is an action's decision."""
+    used = {
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in TASK_FILES
+        for name in re.findall(r"polycrate_blocks\.envoy\.(\w+)\b(?!:)", path.read_text(encoding="utf-8"))
+        if name not in DATA_FILTERS
+    }
+    assert used == set(), f"decide in an action (lifecycle) instead: {sorted(used)}"
+
+
+def test_the_fact_checks_see_what_the_roles_used_to_do() -> None:
+    """The checks above catch the old wait.yml condition and the old CRD filters (so they can fail)."""
+    old_wait = {
+        "when": "(__envoy_apply_changed and not envoy_apply_check_mode | bool) "
+        "or (__envoy_apply_wait and not __envoy_apply_found.settled)"
+    }
+    assert len(_facts(old_wait)) == 4
+    assert len(_facts({"when": ["envoy_config_plan.wait.enabled", "not envoy_apply_check_mode | bool"]})) == 2
+    assert len(_facts({"when": "not envoy_apply_check_mode | bool"})) == 1
+    old_filter = "{{ settings | polycrate_blocks.envoy.crd_manifests(text) | polycrate_blocks.envoy.stale_crds(x) }}"
+    assert re.findall(r"polycrate_blocks\.envoy\.(\w+)\b(?!:)", old_filter) == ["crd_manifests", "stale_crds"]

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from envoy_block import builder, inputs, lifecycle, polycrate
+from envoy_block import builder, inputs, polycrate
 from envoy_block.plan import DIGEST_ANNOTATION, Plan
 from tests.conftest import ROOT
 from tests.support.helpers import plan, with_gateway
@@ -208,18 +208,6 @@ def test_the_plan_actions_refuse_an_altered_fact_before_reading_the_cluster(monk
     assert "plan.wait.timeout: expected an integer, got str" in result["msg"]
     assert "Nothing was changed" in result["msg"]
     assert acted == []
-
-
-def test_the_wait_filters_read_the_typed_plan() -> None:
-    filter_error = importlib.import_module("ansible.errors").AnsibleFilterError
-    filters = importlib.import_module("ansible_collections.polycrate_blocks.envoy.plugins.filter.envoy")
-    built = plan(with_gateway())
-    assert filters.wait_queries(_fact(built), True, True) == lifecycle.wait_queries(built, True, True)
-    assert filters.previous_controller_query(_fact(built)) == lifecycle.previous_controller_query(built)
-    fact = _fact(built)
-    fact["objects"][0]["kind"] = "Other"
-    with pytest.raises(filter_error, match=r"plan\.objects\[0\]\.kind: not what the plan derives"):
-        filters.wait_queries(fact, True)
 
 
 # The plan crosses from plain data in one place: Plan.from_dict. A decision that subscripts the plan again

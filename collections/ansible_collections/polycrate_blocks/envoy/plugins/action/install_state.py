@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_action import PlanAction, read_cluster
 from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block import crds, lifecycle
@@ -18,7 +19,7 @@ from ansible_collections.polycrate_blocks.envoy.plugins.plugin_utils.envoy_block
 
 class ActionModule(PlanAction):
     # The connection options arrive from module_defaults (group/polycrate_blocks.envoy.k8s).
-    _VALID_ARGS = frozenset({"plan", "field_manager", "namespace_waited", *AUTH_ARG_SPEC})
+    _VALID_ARGS = frozenset({"plan", "field_manager", "namespace_waited", "check_mode", *AUTH_ARG_SPEC})
 
     def act(self, plan: Plan) -> dict[str, Any]:
         connection = {k: v for k, v in self._task.args.items() if k in AUTH_ARG_SPEC}
@@ -43,7 +44,8 @@ class ActionModule(PlanAction):
             str(settings["envoy_gateway"]["version"]),
         )
         waited = bool(self._task.args.get("namespace_waited", False))
-        decision = lifecycle.decide_install(plan, observed, current, owners, waited=waited)
+        check_mode = boolean(self._task.args.get("check_mode", False), strict=False)
+        decision = lifecycle.decide_install(plan, observed, current, owners, waited=waited, check_mode=check_mode)
         if decision.problems:
             return {
                 "failed": True,

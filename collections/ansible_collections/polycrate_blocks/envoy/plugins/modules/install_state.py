@@ -23,7 +23,13 @@ options:
   namespace_waited:
     description:
       - This read follows install's wait for the namespace, being deleted, to be gone (the earlier read's
-        RV(namespace_wait)): one still being deleted now stops install, nothing changed, naming what holds it.
+        RV(namespace_wait)); one still being deleted now stops install, nothing changed, naming what holds it.
+    type: bool
+    default: false
+  check_mode:
+    description:
+      - A dry run (the plan playbook); nothing is sent into a namespace that does not exist yet, and nothing is
+        waited for.
     type: bool
     default: false
 extends_documentation_fragment:
@@ -115,6 +121,36 @@ namespace_wait:
     The namespace is still being deleted (a recent uninstall's): the C(polycrate_blocks.envoy.k8s_list) queries
     to wait on until they find nothing, after which install reads and decides again with O(namespace_waited).
     Empty when install need not wait.
+  returned: success
+  type: list
+prepare:
+  description: Whether anything comes before the plan's objects (helm, the CRDs or the namespace).
+  returned: success
+  type: bool
+login:
+  description: Whether to log in to the chart registry (configured credentials, and this run pulls a chart).
+  returned: success
+  type: bool
+render_crd_chart:
+  description: Whether to render gateway-crds-helm (the CRDs come from it and the cluster lacks some).
+  returned: success
+  type: bool
+apply_early:
+  description: >-
+    The objects to apply before helm (the network policies its pods need, when helm runs): C(definitions)
+    and C(rollouts) in plan order, for one C(polycrate_blocks.envoy.k8s_apply) run.
+  returned: success
+  type: dict
+apply_late:
+  description: The objects to apply after helm (or all of them when helm has nothing to do), as C(apply_early).
+  returned: success
+  type: dict
+wait_controller:
+  description: Whether to wait for the controller helm rolled, for the previous one to stop and for its lease.
+  returned: success
+  type: bool
+previous_controller:
+  description: The query for the previous controller's pods still terminating (empty when not waiting).
   returned: success
   type: list
 """

@@ -24,15 +24,15 @@ options:
         O(wait_timeout) for the object to exist with that condition, and fails naming it when it does not.
       - C(metadata_only) in a query overrides O(metadata_only) for it.
       - C(managed_fields) true keeps, in each object's metadata, C(managedFields) reduced to each entry's
-        C(manager), C(operation) and C(subresource) (who wrote it, never the fields: a CRD's are as large
+        C(manager), C(operation) and C(subresource) (who wrote it, never the fields; a CRD's are as large
         as its schema).
-      - C(terminating_only) true keeps only the objects being deleted (with C(metadata.deletionTimestamp)):
+      - C(terminating_only) true keeps only the objects being deleted (with C(metadata.deletionTimestamp)),
         what a wait for a pod's shutdown reads (with C(wait_absent)).
       - C(wait_absent) true (metadata only) looks again every O(wait_sleep) seconds, up to O(wait_timeout), until
         the query finds nothing it keeps (an object being deleted is gone; with C(terminating_only), no object
-        is being deleted any more); it never fails for what is left: C(count) and C(resources) say what is,
+        is being deleted any more); it never fails for what is left; C(count) and C(resources) say what is,
         and the caller decides. It only reads, so it waits in check mode too. The block's one way to wait for
-        something to go: one module run, not a module start per poll (an Ansible C(until) loop).
+        something to go; one module run, not a module start per poll (an Ansible C(until) loop).
       - C(helm_release) true reads helm's storage Secrets (label C(owner=helm)) and returns, instead of the
         Secrets, the newest release decoded (C(revision), C(status), C(chart), C(chart_version),
         C(app_version), and C(values), the user-supplied values), as C(helm list) and C(helm get values) show
@@ -99,8 +99,8 @@ results:
       type: bool
     resources:
       description: >-
-      The objects found (empty when the kind is not served), with C(managedFields) only as C(managed_fields)
-      asks.
+        The objects found (empty when the kind is not served), with C(managedFields) only as C(managed_fields)
+        asks.
       type: list
     release:
       description: With C(helm_release), the newest release, or null when there is none.

@@ -9,9 +9,15 @@ description:
   - Takes the plan the envoy_config role built (O(plan)), reads the controller's leader Lease and its pods in
     one C(polycrate_blocks.envoy.k8s_list) run, and returns what the pure C(lifecycle.stale_lease) decided.
   - Envoy Gateway does not give its lease back when it stops; after an upgrade the new replicas would wait out
-    the stopped leader's leaseDuration (15 s) before one of them leads and rolls the proxies. install deletes
-    the returned Lease on its resourceVersion.
+    the stopped leader's leaseDuration (15 s) before one of them leads and rolls the proxies.
+  - With O(free), deletes a stale Lease on the resourceVersion read (a 409 Conflict, a new leader took it
+    meanwhile, is no fault).
 version_added: "0.22.0"
+options:
+  free:
+    description: Delete the Lease when its holder is gone.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - polycrate_blocks.envoy.decision
   - kubernetes.core.k8s_auth_options
@@ -38,4 +44,8 @@ resource_version:
   description: The Lease's resourceVersion as read, the precondition of its deletion, when C(stale).
   returned: success
   type: str
+freed:
+  description: Whether O(free) deleted the stale Lease (false when a new leader took it first).
+  returned: when O(free) and C(stale)
+  type: bool
 """

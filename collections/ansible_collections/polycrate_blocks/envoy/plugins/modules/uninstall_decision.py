@@ -70,6 +70,14 @@ crds_kept:
   description: Which CRDs C(uninstall.remove_crds) keeps and why ("" when none).
   returned: success
   type: str
+render_crd_chart:
+  description: Whether to render gateway-crds-helm for the names of the CRDs to delete.
+  returned: success
+  type: bool
+login:
+  description: Whether to log in to the chart registry first (credentials configured and the chart rendered).
+  returned: success
+  type: bool
 delete_namespace:
   description: Whether the namespace is removed (only one that carries the ownership labels, so the block created it).
   returned: success

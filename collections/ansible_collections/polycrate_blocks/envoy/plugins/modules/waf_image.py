@@ -12,7 +12,7 @@ description:
   - Fails once, before any command runs, on a bad config, the unpublished placeholder C(waf.image), a builder
     that is not on PATH (none at all, or not the configured C(waf.image_build.builder)), or a block copy without
     C(waf/Dockerfile).
-  - Carries no credentials: with C(waf.image_build.auth) the login command reads the password on stdin and keeps
+  - Carries no credentials. With C(waf.image_build.auth) the login command reads the password on stdin and keeps
     the login in O(private_dir).
 version_added: "0.20.0"
 options:
@@ -20,6 +20,11 @@ options:
     description: A folder only this run can read, for the login and the pushed digest; the role removes it.
     type: path
     required: true
+  push_output:
+    description:
+      - After the push, what it printed; the action then only returns RV(message) (the digest from the file the
+        push wrote in O(private_dir), or as the push printed it, and how to pin it).
+    type: str
 extends_documentation_fragment:
   - polycrate_blocks.envoy.block
 attributes:
@@ -67,5 +72,9 @@ push:
 digest_file:
   description: Where the push writes the pushed digest; empty when the builder prints it (docker).
   returned: success
+  type: str
+message:
+  description: With O(push_output), what was pushed and how to pin it.
+  returned: with O(push_output)
   type: str
 """

@@ -342,6 +342,24 @@ def select(
     return {"crds": [with_digest(crd) for crd in crds.values()], "names": sorted(crds), "refs": refs}
 
 
+def from_source(settings: Mapping[str, Any], rendered: str = "", origin: str = "") -> dict[str, Any]:
+    """`select` over the configured source: crds.directory's files, or gateway-crds-helm's rendered text when
+    the directory is empty, as `settings` (shaped like the plan's `crds`, or install's `crd_settings`) select
+    them; stamped with `origin` (install's source digest) when given. CrdError names what is missing."""
+    if settings["directory"]:
+        docs, source = folder_documents(str(settings["directory"])), f"crds.directory {settings['directory']}"
+    else:
+        docs, source = documents([("gateway-crds-helm", rendered)]), str(settings["chart_url"])
+    return select(
+        docs,
+        bool(settings["gateway_api"]["install"]),
+        str(settings["gateway_api"]["channel"]),
+        source,
+        origin,
+        version=str(settings["envoy_gateway"]["version"]),
+    )
+
+
 def _stamped(crd: Mapping[str, Any], source: str) -> dict[str, Any]:
     annotations = {**(crd["metadata"].get("annotations") or {}), SOURCE_ANNOTATION: source}
     return {**crd, "metadata": {**crd["metadata"], "annotations": annotations}}

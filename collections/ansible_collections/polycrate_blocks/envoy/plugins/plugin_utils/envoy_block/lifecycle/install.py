@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from ..plan import DIGEST_ANNOTATION, Phase, Plan
+from ..plan import DIGEST_ANNOTATION, Phase, Plan, Step
 from ..release import differences as release_differences
 from ..release import image_problems, installed_version, upgrade_step
 from . import crd_owners
 from .ownership import block_field_manager, leftovers, owned_kinds, owns, ref, third_party_kinds
 from .status import proxies_query, rollout_lines
 from .terminating import decide as namespace_gate
+from .waits import previous_controller_query
 
 # Kinds whose status install reads with the cluster's state: a no-change run that finds them settled
 # needs no wait afterwards.
@@ -189,7 +190,17 @@ class InstallDecision:
     cluster runs to chart.version: a refused downgrade is one of the `problems`) and `rollout` (what is
     still rolling, as read: the controller, proxies not yet on their Deployment's current Envoy), and
     `namespace_wait` (lifecycle.terminating: the namespace is still being deleted, a recent uninstall's: the
-    queries to wait on until it is gone, after which install reads and decides again; empty otherwise)."""
+    queries to wait on until it is gone, after which install reads and decides again; empty otherwise).
+
+    Then the role's to-do list, each entry one task's whole condition or input (the role combines nothing):
+    `check_mode` (as given: plan, a dry run), `prepare` (anything before the plan's objects: helm, the CRDs
+    or the namespace), `login` (the chart registry login, once per run: only when this run pulls a chart),
+    `render_crd_chart` (the CRDs come from gateway-crds-helm and the cluster lacks some), `apply_early` and
+    `apply_late` (the objects to send before and after helm, each `definitions` and `rollouts` in plan
+    order: the network policies the controller's pods need go before it when helm runs, everything in one
+    module run when it does not; nothing in a dry run into a namespace that does not exist yet),
+    `wait_controller` (wait for the controller helm rolled, the previous one to stop and a stale lease) and
+    `previous_controller` (the query for the previous controller's pods, empty when not waiting)."""
 
     problems: tuple[str, ...]
     namespace_exists: bool
@@ -208,9 +219,31 @@ class InstallDecision:
     upgrade: Mapping[str, Any]
     rollout: tuple[str, ...]
     namespace_wait: tuple[dict[str, Any], ...]
+    check_mode: bool = False
+    prepare: bool = False
+    login: bool = False
+    render_crd_chart: bool = False
+    apply_early: Mapping[str, list[Any]] = field(default_factory=lambda: _batch([], False))
+    apply_late: Mapping[str, list[Any]] = field(default_factory=lambda: _batch([], False))
+    wait_controller: bool = False
+    previous_controller: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> InstallDecision:
+        """The decision again from what the install_state action returned (its other keys left aside)."""
+        names = {f.name for f in fields(cls)}
+        # Lists back to the tuples the decision holds; the two apply batches stay mappings of lists.
+        plain: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in names}
+        return cls(**plain)
+
+
+def _batch(steps: Iterable[Step], waits: bool) -> dict[str, list[Any]]:
+    """One k8s_apply run's input: the definitions in plan order and which of them roll out before the next."""
+    chosen = list(steps)
+    return {"definitions": [s.definition for s in chosen], "rollouts": [s.rollout and waits for s in chosen]}
 
 
 def decide_install(
@@ -218,12 +251,15 @@ def decide_install(
     observed: InstallObserved,
     crds_current: bool,
     crd_ownership: crd_owners.CrdOwnership | None = None,
+    *,
     waited: bool = False,
+    check_mode: bool = False,
 ) -> InstallDecision:
     """What install must do, decided from its one read before it writes anything (see InstallDecision).
     `crd_ownership`: crd_owners.ownership of the CRDs as read (decided here for the default field manager
     when not given). `waited`: install already waited for the namespace to be gone (this is the read after
-    that wait)."""
+    that wait). `check_mode`: a dry run (plan), which sends nothing into a namespace that does not exist and
+    waits for nothing."""
     namespace, release, deployment = observed.namespace, observed.release, observed.controller
     gate = namespace_gate(plan, namespace, waited)
     owners = crd_ownership or crd_owners.ownership(plan, observed.crds, block_field_manager(plan))
@@ -254,28 +290,48 @@ def decide_install(
     live = {ref(o): o for o in observed.owned}
     status_objects = [s for s in plan.ordered() if s.kind in STATUS_READ_KINDS]
     settled = controller_ready and all(_settled(live.get(ref(s.obj)), str(s.wait_condition)) for s in status_objects)
+    helm_needed = install and bool(helm_changes)
+    namespace_apply = _namespace_apply(plan, namespace)
+    to_send = [
+        s
+        for s in plan.ordered()
+        if s.phase is not Phase.NAMESPACE and not unchanged(s.definition, live.get(ref(s.obj)))
+    ]
+    if check_mode and namespace is None:  # no dry run into a namespace that does not exist
+        early, late = [], []
+    elif helm_needed:
+        early = [s for s in to_send if s.phase.stage == "before-controller"]
+        late = [s for s in to_send if s.phase.stage != "before-controller"]
+    else:
+        early, late = [], to_send
+    wait_controller = helm_needed and plan.wait.enabled and not check_mode
     return InstallDecision(
         problems=tuple(problems),
         namespace_exists=namespace is not None,
-        namespace_apply=_namespace_apply(plan, namespace),
+        namespace_apply=namespace_apply,
         crds=observed.crds,
         crds_current=crds_current,
         crd_owners=owners.to_dict(),
         crd_settings=crd_owners.settings(plan, owners),
         helm_changes=tuple(helm_changes),
-        helm_needed=install and bool(helm_changes),
+        helm_needed=helm_needed,
         controller_ready=controller_ready,
         settled=settled,
-        apply_files=tuple(
-            plan.file_name(s)
-            for s in plan.ordered()
-            if s.phase is not Phase.NAMESPACE and not unchanged(s.definition, live.get(ref(s.obj)))
-        ),
+        apply_files=tuple(plan.file_name(s) for s in to_send),
         leftovers=tuple(leftovers(observed.owned, plan, plan.ownership_labels)),
         gateways=tuple(live[key] for s in status_objects if s.kind == "Gateway" and (key := ref(s.obj)) in live),
         upgrade=upgrade,
         rollout=tuple(rollout_lines(deployment, observed.proxies)),
         namespace_wait=gate.wait,
+        check_mode=check_mode,
+        prepare=helm_needed or not crds_current or namespace_apply,
+        # helm keeps the login in its credential store for the chart check, the CRD chart and the release.
+        login=plan.helm.auth is not None and (helm_needed or not (crds_current or bool(plan.crds.directory))),
+        render_crd_chart=not crds_current and not plan.crds.directory,
+        apply_early=_batch(early, plan.wait.enabled),
+        apply_late=_batch(late, plan.wait.enabled),
+        wait_controller=wait_controller,
+        previous_controller=tuple(previous_controller_query(plan)) if wait_controller else (),
     )
 
 

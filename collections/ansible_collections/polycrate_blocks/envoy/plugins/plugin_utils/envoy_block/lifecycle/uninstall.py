@@ -150,6 +150,10 @@ class UninstallDecision:
     # and why (another owner's Gateway API CRDs: crd_owners.removal).
     crd_settings: Mapping[str, Any] | None = None
     crds_kept: str = ""
+    # With remove_crds and the CRDs from gateway-crds-helm: render it for their names, after the registry
+    # login when credentials are configured.
+    render_crd_chart: bool = False
+    login: bool = False
     delete_namespace: bool = False
     # k8s_list queries: the pods left in that namespace, waited for (wait_absent) before it is deleted. The namespace
     # controller, finding pods still terminating, looks again only after their grace period (Envoy Gateway
@@ -168,6 +172,8 @@ class UninstallDecision:
             "remove_crds": self.remove_crds,
             "crd_settings": dict(self.crd_settings or {}),
             "crds_kept": self.crds_kept,
+            "render_crd_chart": self.render_crd_chart,
+            "login": self.login,
             "delete_namespace": self.delete_namespace,
             "namespace_pods": list(self.namespace_pods),
         }
@@ -223,6 +229,7 @@ def decide_uninstall(plan: Plan, observed: UninstallObserved, controller_waited:
     crd_settings, kept = (
         crd_owners.removal(plan, observed.crds, block_field_manager(plan)) if remove_crds else (plan.crds.to_dict(), "")
     )
+    render_crd_chart = remove_crds and not plan.crds.directory
     return UninstallDecision(
         gateways=tuple(r["ref"] for r in gateways),
         proxy_services=tuple({**q, "wait_absent": True} for q in proxy_queries(owned, services_only=True))
@@ -234,6 +241,8 @@ def decide_uninstall(plan: Plan, observed: UninstallObserved, controller_waited:
         remove_crds=remove_crds,
         crd_settings=crd_settings,
         crds_kept=kept,
+        render_crd_chart=render_crd_chart,
+        login=render_crd_chart and plan.helm.auth is not None,
         delete_namespace=delete_namespace,
         namespace_pods=({"api_version": "v1", "kind": "Pod", "namespace": namespace, "wait_absent": True},)
         if delete_namespace and wait
