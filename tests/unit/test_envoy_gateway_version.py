@@ -3,9 +3,9 @@ and the Python that needs it reads it from there. The files that cannot import i
 block.poly, tools/build-go.sh) are read here and must name the same release, so a bump that misses one fails
 (issue 41: the version sat in six places, and tools/bench_render.py was left on v1.9.0 unseen).
 
-The objects' `app.kubernetes.io/version` still carries that constant, not chart.version: labelling the
-configured release rolled the WAF's pods at every upgrade, and on the real node the v1.8.3 -> v1.9.1 upgrade's
-WAF then did not roll out within wait.timeout (2026-12-06); issue 41 keeps it open.
+The objects' `app.kubernetes.io/version` is the release the config installs (chart.version), so an install of
+chart v1.8.3 is no longer labelled v1.9.1; only the WAF's pod template keeps the constant (labels.pod_template):
+a template label that follows chart.version rolled the WAF's pods at every controller upgrade.
 
 Mutation check (done once): chart.version's schema default set to v1.9.0 turned
 test_every_file_names_the_same_release red.
@@ -20,6 +20,7 @@ import yaml
 
 from envoy_block import ENVOY_GATEWAY_VERSION, release
 from tests.conftest import ROOT
+from tests.support.helpers import plan, with_gateway
 
 
 def _written_elsewhere() -> dict[str, str]:
@@ -45,3 +46,22 @@ def test_every_file_names_the_same_release() -> None:
     assert written == dict.fromkeys(written, ENVOY_GATEWAY_VERSION)
     # release.py's tables are per release (each one the block knows); the default must be among them.
     assert ENVOY_GATEWAY_VERSION in release.ENVOY_OF_RELEASE
+
+
+# An image of the operator's own: the unpublished default is refused at install, not at build.
+WAF_ON = {"enabled": True, "image": {"registry": "registry.example.com", "repository": "platform/envoy-waf"}}
+
+
+def test_objects_are_labelled_with_the_release_the_config_installs() -> None:
+    """Mutation check (done once, restored): stamping ENVOY_GATEWAY_VERSION in labels.standard again turned this
+    red."""
+    built = plan(with_gateway({"chart": {"version": "v1.8.3"}, "waf": WAF_ON}))
+    versions = {s.kind: s.obj["metadata"]["labels"]["app.kubernetes.io/version"] for s in built.steps}
+    assert set(versions.values()) == {"v1.8.3"}, versions
+    (waf,) = [s.obj for s in built.steps if s.kind == "Deployment"]
+    assert waf["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/version"] == ENVOY_GATEWAY_VERSION, (
+        "the WAF's pods must not roll when only the controller's release changes"
+    )
+    default = plan(with_gateway({"waf": WAF_ON}))
+    (same,) = [s.obj for s in default.steps if s.kind == "Deployment"]
+    assert same["spec"]["template"] == waf["spec"]["template"]

@@ -17,15 +17,24 @@ LOG_SOURCE = "app"
 
 
 def standard(config: Config, component: str) -> dict[str, str]:
-    """The app.kubernetes.io/* set every rendered object and pod template carries."""
+    """The app.kubernetes.io/* set every rendered object carries; the version is the Envoy Gateway release the
+    config installs (chart.version)."""
     return {
         "app.kubernetes.io/name": PART_OF,
         "app.kubernetes.io/instance": config.block_name,
         "app.kubernetes.io/component": component,
         "app.kubernetes.io/part-of": PART_OF,
         "app.kubernetes.io/managed-by": MANAGED_BY,
-        "app.kubernetes.io/version": ENVOY_GATEWAY_VERSION,
+        "app.kubernetes.io/version": str(config.get("chart.version")),
     }
+
+
+def pod_template(config: Config, component: str) -> dict[str, str]:
+    """The set on a pod template the block renders (the WAF's): the version there is the release the block is
+    built for, not chart.version, because a changed template label rolls every pod: following chart.version
+    rolled the WAF at each controller upgrade, and the v1.8.3 -> v1.9.1 upgrade's WAF then did not finish its
+    rollout within wait.timeout on the real node (2026-12-06). The WAF does not change with the controller."""
+    return {**standard(config, component), "app.kubernetes.io/version": ENVOY_GATEWAY_VERSION}
 
 
 def ownership_selector(config: Config) -> dict[str, str]:

@@ -112,7 +112,7 @@ def config_map(config: Config) -> dict[str, Any]:
 
 def deployment(config: Config) -> dict[str, Any]:
     waf = config.get("waf")
-    pod_labels = {**labels.standard(config, ROLE), **selector(config), labels.LOG_SOURCE_LABEL: labels.LOG_SOURCE}
+    pod_labels = {**labels.pod_template(config, ROLE), **selector(config), labels.LOG_SOURCE_LABEL: labels.LOG_SOURCE}
     # The settings' hash in the pod template: changed rules roll the pods, unchanged ones never do.
     checksum = hashlib.sha256(config_map(config)["data"][CONFIG_FILE].encode()).hexdigest()[:16]
     probe = {"grpc": {"port": GRPC_PORT}, "periodSeconds": 10, "failureThreshold": 3}
