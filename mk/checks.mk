@@ -29,7 +29,8 @@ IMAGE_TESTS := tests/unit --ignore=tests/unit/test_crds.py --ignore=tests/unit/t
 # What `unit` and `unit-go` split between them: everything but the suites that need a cluster, images or a
 # network namespace. `unit` runs the tests that need Python alone (.venv, nothing built from Go, no apt), so a
 # Python change is judged in about a minute on a fresh clone; `unit-go` the ones marked go_binary
-# (tests/conftest.py GO_BACKED: envoy-waf, helm), the translator gate (egctl) and the Polycrate CLI runs.
+# (tests/conftest.py GO_BACKED: envoy-waf, helm), the translator gate (egctl) and the Polycrate CLI runs (but
+# container mode's, marked container_mode: container-mode-test).
 UNIT_PATHS := tests/unit tests/gate tests/netpol tests/test_docs.py tests/test_render_playbook.py \
   tests/test_waf_image_default.py
 ## unit: the Python unit tests that need Python alone (no Go build, no apt): the fast inner loop
@@ -39,7 +40,7 @@ unit: $(STAMP)
 ## unit-go: the unit tests that run a binary built from Go (envoy-waf, helm, egctl, polycrate)
 unit-go: $(STAMP) tools $(WAF_BINARY)
 	$(BIN)/pytest -n 2 -m go_binary $(UNIT_PATHS)
-	$(BIN)/pytest -n 2 tests/translator tests/polycrate --ignore=tests/polycrate/test_container_mode.py
+	$(BIN)/pytest -n 2 -m "not container_mode" tests/translator tests/polycrate
 
 ## unit-image: the pure core's unit tests again in Polycrate's image Python (.venv-image), and both Pythons compared
 unit-image: $(STAMP) $(IMAGE_STAMP) tools $(WAF_BINARY)

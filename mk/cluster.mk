@@ -40,9 +40,10 @@ molecule: $(STAMP) tools node-images $(NODE_DEPS)
 
 ## container-mode-test: the block's life cycle through Polycrate in container mode
 # The block's life cycle through Polycrate in container mode (its default): dockerd 20.10 started by the test,
-# the stand-in image, the real node (tests/harness): `-p tests.cluster.conftest` enters its namespaces.
+# the stand-in image, the real node (tests/harness): `-p tests.cluster.conftest` enters its namespaces. The test
+# marked container_mode, which unit-go leaves out.
 container-mode-test: images tools $(REGISTRY) $(DOCKERD) $(NODE_DEPS)
-	$(BIN)/pytest -p tests.cluster.conftest tests/polycrate/test_container_mode.py
+	$(BIN)/pytest -p tests.cluster.conftest -m container_mode tests/polycrate
 
 ## mutation-node: the mutations judged on the real node (tools/mutate.py --node); minutes each, not in make test
 # Each breaks one network policy rule in the builder, installs the block on a real node under default-deny and
