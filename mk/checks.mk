@@ -15,21 +15,12 @@ lint: $(STAMP) $(WAF_STAMP) $(STATICCHECK) $(CORAZA) | $(LIBRE2) $(PKG_CONFIG)
 	$(BIN)/yamllint --strict .
 	$(BIN)/ansible-lint --offline --profile production
 
-# Then the block's Python again in Polycrate's image Python (.venv-image): the pure core's unit tests and the
-# render/install playbook paths whose output ansible-core 2.18 formats differently. Left out there: the tests
-# that judge rendered objects with kubernetes-validate and CEL (test tools needing jsonschema 4, which the
-# image cannot have); tests/compat shows both environments render the same bytes.
-IMAGE_TESTS := tests/unit --ignore=tests/unit/test_crds.py --ignore=tests/unit/test_proxy_protocol_scope.py \
-  --ignore=tests/unit/test_waf_enforce.py --ignore=tests/unit/test_seed.py --ignore=tests/unit/test_waf_contract.py \
-  --ignore=tests/unit/test_tenant_guards.py --ignore=tests/unit/test_pull_secrets.py \
-  --ignore=tests/unit/test_listener_guard.py \
-  tests/test_render_playbook.py \
-  -k "not test_render_playbook or credentials or other_errors or bad_config_once or each_problem_once"
-
-# What `unit` and `unit-go` split between them: everything but the suites that need a cluster, images or a
-# network namespace. `unit` runs the tests that need Python alone (.venv, nothing built from Go, no apt), so a
-# Python change is judged in about a minute on a fresh clone; `unit-go` the ones marked go_binary
-# (tests/conftest.py GO_BACKED: envoy-waf, helm), the translator gate (egctl) and the Polycrate CLI runs.
+# Which target runs a test is a mark on the test itself (pyproject.toml's markers, docs/testing.md#test-tiers):
+# the rules below collect from whole folders and files and select with -m only, so a test renamed or moved keeps
+# its tier. What `unit` and `unit-go` split between them: everything but the suites that need a cluster, images
+# or a network namespace. `unit` runs the tests that need Python alone (.venv, nothing built from Go, no apt), so
+# a Python change is judged in about a minute on a fresh clone; `unit-go` the ones marked go_binary (envoy-waf,
+# helm), the translator gate (egctl) and the Polycrate CLI runs (but container mode's: container-mode-test).
 UNIT_PATHS := tests/unit tests/gate tests/netpol tests/test_docs.py tests/test_render_playbook.py \
   tests/test_waf_image_default.py
 ## unit: the Python unit tests that need Python alone (no Go build, no apt): the fast inner loop
@@ -39,11 +30,15 @@ unit: $(STAMP)
 ## unit-go: the unit tests that run a binary built from Go (envoy-waf, helm, egctl, polycrate)
 unit-go: $(STAMP) tools $(WAF_BINARY)
 	$(BIN)/pytest -n 2 -m go_binary $(UNIT_PATHS)
-	$(BIN)/pytest -n 2 tests/translator tests/polycrate --ignore=tests/polycrate/test_container_mode.py
+	$(BIN)/pytest -n 2 -m "not container_mode" tests/translator tests/polycrate
 
 ## unit-image: the pure core's unit tests again in Polycrate's image Python (.venv-image), and both Pythons compared
+# The block's Python again in Polycrate's image Python (.venv-image): the pure core's unit tests (also those
+# marked go_binary) and the render/install playbook paths whose output ansible-core 2.18 formats differently.
+# Left out there: the tests marked not_in_image, each saying why where it is marked (mostly test tools the image
+# cannot have: kubernetes-validate and CEL on jsonschema 4, Hypothesis; or bytes tests/compat compares).
 unit-image: $(STAMP) $(IMAGE_STAMP) tools $(WAF_BINARY)
-	$(IMAGE_BIN)/pytest -n 2 -q $(IMAGE_TESTS)
+	$(IMAGE_BIN)/pytest -n 2 -q -m "not not_in_image" tests/unit tests/test_render_playbook.py
 	$(BIN)/pytest -n 2 tests/compat
 
 # Hostile configs, seeded (printed), bounded: about a minute (tools/fuzz.py). A find fails the run and prints

@@ -17,19 +17,17 @@ node-test: $(STAMP) tools node-images $(NODE_DEPS)
 # images built here. Two sessions side by side (CLUSTER_WORKERS, pytest-xdist), each with a control plane and a
 # node of its own in its own namespaces, a test file at a time on each (a file's shared install stays on one):
 # the scenarios mostly wait on the cluster, so two halve the wall time for about 2 GiB more memory. No image
-# may be pulled (checked at the end of each session).
+# may be pulled (checked at the end of each session). The tests marked three_nodes run in cluster-test-nodes.
 CLUSTER_WORKERS ?= 2
 cluster-test: $(STAMP) $(WAF_STAMP) tools node-images $(REGISTRY) $(IMAGE_STAMP) $(NODE_DEPS)
-	$(BIN)/pytest -n $(CLUSTER_WORKERS) --dist loadfile --durations=12 $(foreach t,$(ON_THREE_NODES),--deselect '$(t)') \
-	  tests/cluster
+	$(BIN)/pytest -n $(CLUSTER_WORKERS) --dist loadfile --durations=12 -m "not three_nodes" tests/cluster
 
 ## cluster-test-nodes: three real nodes behind MetalLB: the edge and a node loss, a drain, policies across nodes
-# One session with three real nodes on one L2 segment (tests/harness/lan.py), two zones, a real MetalLB (L2).
-# The proxy rollouts and the patch upgrade run here, not on one node: a surge and a handover across nodes.
-ON_THREE_NODES := tests/cluster/test_nodes.py tests/cluster/test_proxy_rollout.py \
-  tests/cluster/test_upgrade.py::test_upgrade_to_v1_9_1_with_traffic[v1.9.0]
+# One session with three real nodes on one L2 segment (tests/harness/lan.py), two zones, a real MetalLB (L2): the
+# tests marked three_nodes (pyproject.toml's markers). The proxy rollouts and the patch upgrade are among them,
+# not on one node: a surge and a handover across nodes.
 cluster-test-nodes: $(STAMP) $(WAF_STAMP) tools node-images $(REGISTRY) $(IMAGE_STAMP) $(NODE_DEPS)
-	HARNESS_NODES=3 $(BIN)/pytest --durations=8 $(foreach t,$(ON_THREE_NODES),'$(t)')
+	HARNESS_NODES=3 $(BIN)/pytest --durations=8 -m three_nodes tests/cluster
 
 ## molecule: the real playbooks through molecule against the real node
 # The real playbooks against the real single-node cluster (tests/harness), through molecule (converge, idempotence,
@@ -40,9 +38,10 @@ molecule: $(STAMP) tools node-images $(NODE_DEPS)
 
 ## container-mode-test: the block's life cycle through Polycrate in container mode
 # The block's life cycle through Polycrate in container mode (its default): dockerd 20.10 started by the test,
-# the stand-in image, the real node (tests/harness): `-p tests.cluster.conftest` enters its namespaces.
+# the stand-in image, the real node (tests/harness): `-p tests.cluster.conftest` enters its namespaces. The test
+# marked container_mode, which unit-go leaves out.
 container-mode-test: images tools $(REGISTRY) $(DOCKERD) $(NODE_DEPS)
-	$(BIN)/pytest -p tests.cluster.conftest tests/polycrate/test_container_mode.py
+	$(BIN)/pytest -p tests.cluster.conftest -m container_mode tests/polycrate
 
 ## mutation-node: the mutations judged on the real node (tools/mutate.py --node); minutes each, not in make test
 # Each breaks one network policy rule in the builder, installs the block on a real node under default-deny and

@@ -22,9 +22,8 @@ conformance-images: $(STAMP) $(OCI_DEPS) $(CONFORMANCE_BUILT)
 
 ## image-test: run the built WAF image with crun behind Envoy Gateway's generated config; the waf-image action
 # The built WAF image run for real with crun behind Envoy Gateway's generated config, in its own network namespace.
-# Then the waf-image action for real (buildah, a registry that requires its login), with the machine's network:
-# waf/Dockerfile's build fetches libre2 (Debian) and Go modules as `make images` does.
-WAF_IMAGE_ACTION_TEST := tests/images/test_waf_image_action.py
+# Then the waf-image action for real (buildah, a registry that requires its login): the test marked network, with
+# the machine's network: waf/Dockerfile's build fetches libre2 (Debian) and Go modules as `make images` does.
 image-test: images $(WAF_STAMP) tools $(CURL) $(REGISTRY)
-	unshare -n $(BIN)/python -m tests.traffic.netns $(BIN)/pytest tests/images --ignore=$(WAF_IMAGE_ACTION_TEST)
-	$(BIN)/pytest $(WAF_IMAGE_ACTION_TEST)
+	unshare -n $(BIN)/python -m tests.traffic.netns $(BIN)/pytest -m "not network" tests/images
+	$(BIN)/pytest -m network tests/images

@@ -43,7 +43,8 @@ from tests.harness.node import deployment_ready
 from tests.harness.registry import Registry
 from tests.support.output import show
 
-pytestmark = pytest.mark.playbook
+# A surge and a handover across nodes: make cluster-test-nodes runs it on three, make cluster-test leaves it out.
+pytestmark = [pytest.mark.playbook, pytest.mark.three_nodes]
 NS = "envoy-gateway-system"
 TENANT = "tenant-flows"
 HOST = "shop.example.com"

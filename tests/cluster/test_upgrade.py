@@ -78,9 +78,10 @@ from tests.support.tenant_objects import (
 
 pytestmark = pytest.mark.playbook
 NS = "envoy-gateway-system"
-# The default release and the releases it is upgraded from: the previous patch and the previous minor line.
+# The default release and the releases it is upgraded from: the previous patch (on three nodes, make
+# cluster-test-nodes: a surge and a handover across nodes) and the previous minor line (on one, make cluster-test).
 NEW = "v1.9.1"
-OLDS = ("v1.9.0", "v1.8.3")
+OLDS = (pytest.param("v1.9.0", marks=pytest.mark.three_nodes), "v1.8.3")
 # The patch upgrade runs with two controller replicas (controller.replicas: a budget and leader election),
 # on three nodes: the rolling update replaces one leader candidate at a time under traffic.
 CONTROLLER_REPLICAS = {"v1.9.0": 2, "v1.8.3": 1}

@@ -31,6 +31,10 @@ from tests.harness.registry import PASSWORD, USER, Registry
 from tests.support.helpers import run_action
 from tools.oci import Store, images
 
+# The machine's network (see above): make image-test runs it after the rest of tests/images, outside their
+# network namespace.
+pytestmark = pytest.mark.network
+
 REPOSITORY, TAG = "platform/envoy-waf", "action-test"
 
 

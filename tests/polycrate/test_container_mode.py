@@ -38,7 +38,8 @@ from tests.harness.registry import Registry
 from tests.polycrate.workspace import NS, POLYCRATE, Workspace, create, environment, lifecycle
 from tools.oci import Dockerd, Store, dockerd, images
 
-pytestmark = pytest.mark.playbook
+# Needs dockerd and the real node's namespaces: make container-mode-test runs it, make unit-go leaves it out.
+pytestmark = [pytest.mark.playbook, pytest.mark.container_mode]
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """The real charts of ../shared/charts rendered by the real helm (`make tools` builds it into .tools/bin): what
-a test marked go_binary (tests/conftest.py GO_BACKED) compares the block's values or CRDs with."""
+a test marked go_binary (its own mark: `make unit-go` runs it) compares the block's values or CRDs with."""
 
 from __future__ import annotations
 

@@ -105,6 +105,7 @@ def controller_config(objects: dict[tuple[str, str], dict[str, Any]]) -> dict[st
     return dict(yaml.safe_load(objects[("ConfigMap", "envoy-gateway-config")]["data"]["envoy-gateway.yaml"]))
 
 
+@pytest.mark.go_binary
 def test_the_chart_hands_the_runtime_flag_to_the_controller(tmp_path: Path) -> None:
     """The flag reaches the EnvoyGateway config beside the chart's own settings (the chart merges the block's
     config over its defaults), and without it nothing else changes."""
@@ -174,6 +175,7 @@ def test_one_replica_gets_no_budget_and_no_placement() -> None:
     assert "priorityClassName" not in values["deployment"]
 
 
+@pytest.mark.go_binary
 def test_the_chart_renders_the_controller_settings(tmp_path: Path) -> None:
     """Through the real gateway-helm v1.9.1: the Deployment, certgen's job, the budget and the leader election
     the controller reads; the defaults leave the Deployment as the chart's own defaults (no roll on upgrade)."""

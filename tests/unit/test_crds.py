@@ -25,6 +25,11 @@ from tests.support.gate import envoy_gateway_crds
 from tests.support.helpers import plan
 from tests.support.shared import shared_dir
 
+# Not in make unit-image: left out when importing it needed the gate's kubernetes-validate, which Polycrate's
+# image Python cannot have. It imports there now and its tests without helm pass; moving it in is a change of
+# tier, not made here.
+pytestmark = pytest.mark.not_in_image
+
 
 def test_shared_folder_applies_only_the_blocks_crds() -> None:
     docs = crds.folder_documents(str(shared_dir() / "crds"))
@@ -80,6 +85,7 @@ def test_folder_that_is_not_a_folder(tmp_path: Path) -> None:
         crds.folder_documents(str(tmp_path / "nope"))
 
 
+@pytest.mark.go_binary
 def test_real_crd_chart_gives_only_crds() -> None:
     rendered = helm_template(
         "gateway-crds-helm-v1.9.1.tgz",
@@ -204,6 +210,7 @@ def test_the_crd_source_is_current_only_while_the_cluster_holds_all_it_gave() ->
     )
 
 
+@pytest.mark.go_binary
 def test_the_gate_judges_the_crds_of_the_release_the_block_installs() -> None:
     """The gate's gateway.envoyproxy.io CRDs are object-equal to what the default chart.version's CRD chart
     renders: a default moved to another release without moving the gate's CRDs (or the reverse) turns this

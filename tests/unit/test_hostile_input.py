@@ -108,6 +108,7 @@ GOOD_DIRECTIVES = "\n".join(
 )
 
 
+@pytest.mark.go_binary
 def test_good_extra_directives_pass_both_checks(tmp_path: Path) -> None:
     """The structural check refuses nothing the compiler takes (a chain, a continuation, an RE2 escape)."""
     assert seclang.problems(GOOD_DIRECTIVES) == []
@@ -117,6 +118,7 @@ def test_good_extra_directives_pass_both_checks(tmp_path: Path) -> None:
     assert waf_check.problems(settings, tool=WAF_BINARY) == []
 
 
+@pytest.mark.go_binary
 @pytest.mark.parametrize(
     "text",
     [

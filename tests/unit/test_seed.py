@@ -26,6 +26,10 @@ from tests.support.helpers import at, find, load, plan, problems
 from tests.support.shared import shared_dir
 from tests.unit.test_loadbalancer_ip import cilium_assigns, metallb_assigns
 
+# Not in make unit-image: left out when importing it needed the gate's kubernetes-validate, which Polycrate's
+# image Python cannot have. It imports and passes there now; moving it in is a change of tier, not made here.
+pytestmark = pytest.mark.not_in_image
+
 CONFIGS = seed.envoy_configs()
 
 

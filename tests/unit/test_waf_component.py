@@ -143,6 +143,7 @@ def service_settings(data: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
     return loaded
 
 
+@pytest.mark.go_binary
 def test_settings_are_what_the_service_accepts(tmp_path: Any) -> None:
     """The ConfigMap's waf.yaml loads with the service's own strict Settings loader (unknown keys fail)."""
     data = yaml.safe_load(find(ON, "ConfigMap")["data"]["waf.yaml"])
@@ -151,6 +152,7 @@ def test_settings_are_what_the_service_accepts(tmp_path: Any) -> None:
     assert settings["listen"].endswith(":9002")
 
 
+@pytest.mark.go_binary
 @pytest.mark.parametrize(
     ("waf", "expected"),
     [
@@ -176,6 +178,7 @@ def test_crs_settings_reach_the_service(waf: dict[str, Any], expected: dict[str,
         assert data[key] == expected.get(key, defaults[key])
 
 
+@pytest.mark.go_binary
 @pytest.mark.parametrize(
     ("inspection", "expected"),
     [
@@ -261,6 +264,7 @@ def test_resources_follow_the_workers(waf: dict[str, Any], expected: dict[str, d
     assert at(find(cfg, "Deployment"), R) == expected
 
 
+@pytest.mark.go_binary
 @pytest.mark.parametrize(("workers", "expected"), [(None, MISSING), (3, 3)], ids=["unset", "three"])
 def test_workers_reach_the_service(tmp_path: Any, workers: int | None, expected: Any) -> None:
     """waf.workers arrives in the service's settings as set; unset, the key is absent, so the service
@@ -282,6 +286,7 @@ HOSTILE_BODY_KEYS = [
 ]
 
 
+@pytest.mark.go_binary
 @pytest.mark.parametrize(("key", "value", "default"), HOSTILE_BODY_KEYS, ids=[c[0] for c in HOSTILE_BODY_KEYS])
 def test_hostile_body_bounds_reach_the_service(tmp_path: Any, key: str, value: int, default: int) -> None:
     """waf.max_multipart_parts, body_inspections and body_queue_timeout_ms arrive in the service's settings as
