@@ -82,8 +82,4 @@ delete_namespace:
   description: Whether the namespace is removed (only one that carries the ownership labels, so the block created it).
   returned: success
   type: bool
-poll_retries:
-  description: How many polls of O(poll_delay) seconds fill C(wait.timeout).
-  returned: success
-  type: int
 """
