@@ -42,18 +42,18 @@ render: $(STAMP)
 	@echo "Rendered into $(ARTIFACTS)/ (manifests/, helm/, plan.yaml)"
 
 ## test: lint and every test (what CI runs)
-# What the jobs share is built first (venvs, Go builds, images, Debian packages: two apt-gets at once would fail
-# on dpkg's lock); then four jobs side by side (tools/jobs.py: each job's output printed whole when it ends,
-# every exit code counted). The cluster scenarios mostly wait on the API server, the controller and the pods, so
-# the rest runs beside them: the single-node suite (two sessions, each with a real node of its own), the
-# three-node scenarios (drains, rollouts, a node loss: mostly waiting too), the checks that need only CPU, and the
-# real node's own proof, molecule, container mode and the Gateway API conformance core tests.
-test: $(STAMP) $(WAF_STAMP) $(IMAGE_STAMP) $(WAF_BINARY) $(STATICCHECK) $(CORAZA) images $(REGISTRY) $(NODE_DEPS) \
-  $(CURL) $(DOCKERD) conformance-images
-	$(BIN)/python tools/jobs.py $(CLUSTER_JOB) $(NODES_JOB) $(CHECK_JOB) $(NODE_JOB)
+# What every job shares is built first (venvs, Go builds, Debian packages: two apt-gets at once would fail on
+# dpkg's lock); then tools/jobs.py runs the jobs side by side (each job's output printed whole when it ends,
+# every exit code counted): the checks that need only CPU at once, beside the image build (one core), and once
+# the images are there the single-node suite (two sessions, each with a real node of its own), the three-node
+# scenarios (drains, rollouts, a node loss) with the image test, and the real node's own proof, molecule,
+# container mode and the Gateway API conformance core tests. The cluster scenarios mostly wait on pods.
+test: $(STAMP) $(WAF_STAMP) $(IMAGE_STAMP) $(WAF_BINARY) $(STATICCHECK) $(CORAZA) tools $(OCI_DEPS) $(REGISTRY) \
+  $(NODE_DEPS) $(CURL) $(DOCKERD) $(CONFORMANCE_BUILT)
+	$(BIN)/python tools/jobs.py $(CHECK_JOB) --after "images conformance-images" $(CLUSTER_JOB) $(NODES_JOB) $(NODE_JOB)
 CLUSTER_JOB := "cluster-test"
-NODES_JOB := "cluster-test-nodes"
-CHECK_JOB := "lint unit unit-go unit-image waf-test traffic-test image-test mutation fuzz"
+NODES_JOB := "cluster-test-nodes image-test"
+CHECK_JOB := "lint unit unit-go unit-image waf-test traffic-test mutation fuzz"
 NODE_JOB := "node-test molecule container-mode-test conformance-core"
 
 ## clean: remove artifacts/ and the linters' caches

@@ -1,10 +1,13 @@
-"""`python tools/jobs.py "TARGET..." "TARGET..." ...`: run make jobs side by side, one per argument.
+"""`python tools/jobs.py "TARGET..." ... [--after "TARGET..." "TARGET..." ...]`: run make jobs side by side.
 
 Each argument is one job: `make -k` of its targets, one after another, its output kept in a file of its own
 (so parallel jobs never interleave) and printed whole when the job ends, headed by its exit code and time.
-The exit code is 0 only if every job's is; the last lines list each job's result. `make test` runs its
-cluster scenarios and its side tasks this way: they mostly wait on pods, so side by side they take the
-time of the longest instead of the sum.
+The jobs before `--after` start at once. The argument after `--after` is a gate, a job that starts at once
+too; the jobs after it start when it succeeded (when it fails they are reported as not started). The exit
+code is 0 only if every job's is; the last lines list each job's result. `make test` runs its cluster
+scenarios and its side tasks this way: they mostly wait on pods, so side by side they take the time of the
+longest instead of the sum; and the checks that need no image run while the images are built (a build uses
+one core), the jobs that need them after.
 """
 
 from __future__ import annotations
@@ -32,42 +35,64 @@ class Job:
         return " ".join(self.targets)
 
 
-def run(groups: list[list[str]], make: str = "make") -> int:
+def _start(targets: list[str], log: Path, make: str) -> Job:
+    with log.open("wb") as out:
+        proc = subprocess.Popen([make, "--no-print-directory", "-k", *targets], stdout=out, stderr=subprocess.STDOUT)
+    print(f"jobs: started make {' '.join(targets)}", flush=True)
+    return Job(targets, log, proc, time.monotonic())
+
+
+def _finish(job: Job, code: int) -> None:
+    job.code, job.seconds = code, time.monotonic() - job.started
+    print(f"---- make {job.name}: exit {code} after {job.seconds:.0f} s ----", flush=True)
+    sys.stdout.write(job.log.read_text(encoding="utf-8", errors="replace"))
+    sys.stdout.flush()
+    job.log.unlink()
+
+
+def run(groups: list[list[str]], make: str = "make", gated: list[list[str]] | None = None) -> int:
+    """`groups` start at once; with `gated`, its first group is the gate and the rest start once it succeeded."""
     folder = Path(tempfile.mkdtemp(prefix="make-jobs-"))
-    jobs: list[Job] = []
-    for index, targets in enumerate(groups):
-        log = folder / f"{index}.log"
-        with log.open("wb") as out:
-            proc = subprocess.Popen(
-                [make, "--no-print-directory", "-k", *targets], stdout=out, stderr=subprocess.STDOUT
-            )
-        jobs.append(Job(targets, log, proc, time.monotonic()))
-        print(f"jobs: started make {' '.join(targets)}", flush=True)
+    later = list(gated or [])
+    gate = later.pop(0) if later else None
+    immediate = [*groups, *([gate] if gate else [])]
+    jobs = [_start(targets, folder / f"{index}.log", make) for index, targets in enumerate(immediate)]
+    gate_job = jobs[-1] if gate else None
     pending = list(jobs)
+    not_started: list[list[str]] = []
     while pending:
         for job in list(pending):
             code = job.proc.poll()
             if code is None:
                 continue
-            job.code, job.seconds = code, time.monotonic() - job.started
             pending.remove(job)
-            print(f"---- make {job.name}: exit {code} after {job.seconds:.0f} s ----", flush=True)
-            sys.stdout.write(job.log.read_text(encoding="utf-8", errors="replace"))
-            sys.stdout.flush()
-            job.log.unlink()
+            _finish(job, code)
+            if job is gate_job and later:
+                if code == 0:
+                    started = [_start(t, folder / f"{len(jobs) + i}.log", make) for i, t in enumerate(later)]
+                    jobs += started
+                    pending += started
+                else:
+                    not_started = later
+                later = []
         time.sleep(0.5)
     folder.rmdir()
     for job in jobs:
         print(f"jobs: make {job.name}: {'ok' if job.code == 0 else f'FAILED (exit {job.code})'} in {job.seconds:.0f} s")
-    return 0 if all(job.code == 0 for job in jobs) else 1
+    for targets in not_started:
+        print(f"jobs: make {' '.join(targets)}: NOT STARTED (make {' '.join(gate or [])} failed)")
+    return 0 if all(job.code == 0 for job in jobs) and not not_started else 1
 
 
 def main(argv: list[str]) -> int:
-    groups = [arg.split() for arg in argv if arg.split()]
-    if not groups:
+    cut = argv.index("--after") if "--after" in argv else len(argv)
+    groups = [arg.split() for arg in argv[:cut] if arg.split()]
+    gated = [arg.split() for arg in argv[cut + 1 :] if arg.split()]
+    # --after needs its gate and at least one job to start after it.
+    if (not groups and not gated) or (cut < len(argv) and len(gated) < 2):
         print(__doc__, file=sys.stderr)
         return 2
-    return run(groups, os.environ.get("MAKE", "make"))
+    return run(groups, os.environ.get("MAKE", "make"), gated)
 
 
 if __name__ == "__main__":

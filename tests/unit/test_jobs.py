@@ -59,3 +59,29 @@ def test_a_failing_job_fails_the_run_and_the_others_finish(tmp_path: Path) -> No
 
 def test_no_job_is_a_usage_error(tmp_path: Path) -> None:
     assert _run(tmp_path).returncode == 2
+
+
+def test_jobs_after_the_gate_start_only_when_it_has_succeeded(tmp_path: Path) -> None:
+    """The checks start beside the image build; the jobs needing images start after it, never before."""
+    done = _run(tmp_path, "early", "--after", "gate", "late-a", "late-b")
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    started = [line for line in lines if line.startswith("jobs: started make ")]
+    assert started[:2] == ["jobs: started make early", "jobs: started make gate"]
+    gate_done = next(i for i, line in enumerate(lines) if line.startswith("---- make gate: exit 0"))
+    assert lines.index("jobs: started make late-a") > gate_done, "started before the gate was done"
+    assert lines.index("jobs: started make late-b") > gate_done
+    for name in ("early", "gate", "late-a", "late-b"):
+        assert f"jobs: make {name}: ok" in done.stdout
+
+
+def test_a_failed_gate_starts_nothing_after_it_and_fails_the_run(tmp_path: Path) -> None:
+    done = _run(tmp_path, "early", "--after", "fail-gate", "late")
+    assert done.returncode == 1
+    assert "jobs: started make late" not in done.stdout
+    assert "jobs: make late: NOT STARTED (make fail-gate failed)" in done.stdout
+    assert "jobs: make early: ok" in done.stdout
+
+
+def test_after_without_a_job_behind_the_gate_is_a_usage_error(tmp_path: Path) -> None:
+    assert _run(tmp_path, "early", "--after", "gate").returncode == 2
