@@ -28,6 +28,7 @@ from tests.conftest import ROOT
 from tests.support.helpers import plan, with_gateway
 
 sys.path.insert(0, str(ROOT / "collections"))
+PLUGINS = ROOT / "collections/ansible_collections/polycrate_blocks/envoy/plugins"
 k8s_list: Any = importlib.import_module("ansible_collections.polycrate_blocks.envoy.plugins.modules.k8s_list")
 
 # The packaged charts beside the repo (as tests/support/shared.shared_dir finds them, without the gate's imports:
@@ -82,13 +83,92 @@ def test_the_lookup_keeps_only_pods_being_deleted() -> None:
 def test_install_waits_for_it_right_after_the_rollout() -> None:
     tasks = yaml.safe_load((ROOT / "roles/envoy_apply/tasks/controller.yml").read_text(encoding="utf-8"))
     names = [t["name"] for t in tasks]
+    rollout = names.index("Wait for the controller rollout")
+    wait = tasks[rollout + 1]
+    assert wait["name"] == "Wait until the previous controller has stopped"
+    listing = wait["polycrate_blocks.envoy.k8s_list"]
+    # The decision's query (lifecycle.previous_controller_query), empty unless the controller is waited for.
+    assert listing["queries"] == "{{ __envoy_apply_found.previous_controller }}"
+    # One module run waits (the query's wait_absent), up to the config's wait.timeout: no `until` loop that
+    # starts a module per poll.
+    assert listing["wait_timeout"] == "{{ envoy_config_plan.wait.timeout }}"
+    assert "until" not in wait
+    assert wait["when"] == tasks[rollout]["when"]
+
+
+def test_the_wait_ends_when_no_controller_pod_is_terminating(monkeypatch: Any) -> None:
+    """wait_absent with terminating_only: the new replicas stay, so the wait is over when the old pod is gone,
+    not when the query finds nothing."""
+    (query,) = lifecycle.previous_controller_query(plan(with_gateway()))
+    assert query["wait_absent"]
+    assert query["terminating_only"]
+    old = {"metadata": {"name": "envoy-gateway-old", "deletionTimestamp": "2026-12-03T08:23:29Z"}}
+    new = {"metadata": {"name": "envoy-gateway-new"}}
+    answers = [[old, new], [old, new], [new]]
+    calls: list[int] = []
+
+    def listed(svc: Any, query: Any, selectors: Any) -> dict[str, Any]:
+        calls.append(1)
+        return {"resources": answers[min(len(calls), len(answers)) - 1], "api_found": True}
+
+    monkeypatch.setattr(k8s_list, "_metadata_list", listed)
+    monkeypatch.setattr(k8s_list.time, "sleep", lambda s: None)
+    assert k8s_list._until_absent(None, query, [], timeout=60, sleep=1)["resources"] == []
+    assert len(calls) == 3
+    calls.clear()
+    answers[:] = [[old, new]]
+    assert k8s_list._until_absent(None, query, [], timeout=0, sleep=1)["resources"] == [old], "timed out: what is left"
+
+
+def _lease(holder: str | None, version: str = "4711") -> dict[str, Any]:
+    return {
+        "metadata": {"name": controller.LEADER_LEASE, "resourceVersion": version},
+        "spec": {"holderIdentity": holder} if holder is not None else {},
+    }
+
+
+def _pod(name: str) -> dict[str, Any]:
+    return {"metadata": {"name": name}}
+
+
+@pytest.mark.parametrize(
+    ("leases", "pods", "freed"),
+    [
+        # The upgrade's case: the old leader's pod is gone, the new ones wait out its lease.
+        (
+            [_lease("envoy-gateway-7d9f-old_2b6c1e0a-9c1f-4f1e-8a34-0b1d2c3e4f50")],
+            [_pod("envoy-gateway-5c4b-new1"), _pod("envoy-gateway-5c4b-new2")],
+            {
+                "holder": "envoy-gateway-7d9f-old_2b6c1e0a-9c1f-4f1e-8a34-0b1d2c3e4f50",
+                "pod": "envoy-gateway-7d9f-old",
+                "resource_version": "4711",
+            },
+        ),
+        # A live replica leads (a second install, or a new pod took the lease already): left alone.
+        ([_lease("envoy-gateway-5c4b-new1_0f0e")], [_pod("envoy-gateway-5c4b-new1")], {}),
+        # No lease yet (the first install), or nobody holds it: nothing to free.
+        ([], [_pod("envoy-gateway-5c4b-new1")], {}),
+        ([_lease(None)], [], {}),
+        ([_lease("")], [], {}),
+    ],
+    ids=["holder-gone", "holder-alive", "no-lease", "no-holder", "empty-holder"],
+)
+def test_install_frees_only_a_stopped_controllers_lease(
+    leases: list[dict[str, Any]], pods: list[dict[str, Any]], freed: dict[str, Any]
+) -> None:
+    assert lifecycle.stale_lease(leases, pods) == freed
+
+
+def test_install_frees_it_after_the_old_controller_stopped_on_its_version() -> None:
+    """Right after the wait for the old pods: the decision read, then the Lease deleted on the resourceVersion
+    read (a lease a new leader took meanwhile is not deleted), a conflict not a failure (the action does both)."""
+    tasks = yaml.safe_load((ROOT / "roles/envoy_apply/tasks/controller.yml").read_text(encoding="utf-8"))
+    names = [t["name"] for t in tasks]
     stopped = names.index("Wait until the previous controller has stopped")
     free = tasks[stopped + 1]
     assert free["polycrate_blocks.envoy.lease_decision"] == {"plan": "{{ envoy_config_plan }}", "free": True}
-    assert free["when"] == "__envoy_apply_found.wait_controller"
-    action = (
-        ROOT / "collections/ansible_collections/polycrate_blocks/envoy/plugins/action/lease_decision.py"
-    ).read_text(encoding="utf-8")
+    assert free["when"] == tasks[stopped]["when"] == "__envoy_apply_found.wait_controller"
+    action = (PLUGINS / "action/lease_decision.py").read_text(encoding="utf-8")
     assert '"preconditions": {"resourceVersion": decided["resource_version"]}' in action
     assert '"Conflict" not in' in action
     settings = plan(with_gateway())
