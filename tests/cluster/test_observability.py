@@ -100,10 +100,25 @@ def _waf_image_behind_a_login(kube: Kube) -> dict[str, Any]:
     certs = kube.workdir / "registry-certs"
     certs.mkdir()
     shutil.copy(kube.registry.pki.ca_crt, certs / "ca.crt")
-    Store(offline=True).buildah(
-        "push", "--quiet", "--cert-dir", str(certs), "--creds", f"{USER}:{PASSWORD}", WAF_REF, f"docker://{host}/{PULLED}",
-        what="push the WAF image to the registry",
-    )  # fmt: skip
+    store = Store(offline=True)
+    # An image of its own, the WAF's with one label more: from Kubernetes 1.35 the kubelet records an image it
+    # pulled with a Secret by its ID and then verifies credentials for every pod of that ID
+    # (KubeletEnsureSecretPulledImages), so the imported WAF image, of the same ID, was pulled again for the
+    # next test's pods without a Secret on this node, and failed (no network; seen 2026-12-07).
+    local = f"localhost/envoy-waf:pulled-{host.rpartition(':')[2]}"
+    container = store.buildah("from", "--pull=never", "--quiet", WAF_REF, what="start from the WAF image").strip()
+    try:
+        store.buildah("config", "--label", "envoy.polycrate.io/test=pulled-with-a-secret", container, what="label it")
+        store.buildah("commit", "--quiet", container, local, what="commit the WAF image of its own")
+    finally:
+        store.buildah("rm", container, what="remove the working container")
+    try:
+        store.buildah(
+            "push", "--quiet", "--cert-dir", str(certs), "--creds", f"{USER}:{PASSWORD}", local, f"docker://{host}/{PULLED}",
+            what="push the WAF image to the registry",
+        )  # fmt: skip
+    finally:
+        store.buildah("rmi", local, what="remove the local copy")
     anonymous = urllib.request.Request(f"https://{host}/v2/{PULLED.replace(':', '/manifests/')}")
     context = ssl.create_default_context(cafile=str(certs / "ca.crt"))
     with pytest.raises(urllib.error.HTTPError) as refused:
