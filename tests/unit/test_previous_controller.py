@@ -12,11 +12,13 @@ Mutation: install-previous-controller (k8s_list keeps every pod) turns the looku
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import re
 import sys
 import tarfile
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -28,7 +30,6 @@ from tests.conftest import ROOT
 from tests.support.helpers import plan, with_gateway
 
 sys.path.insert(0, str(ROOT / "collections"))
-PLUGINS = ROOT / "collections/ansible_collections/polycrate_blocks/envoy/plugins"
 k8s_list: Any = importlib.import_module("ansible_collections.polycrate_blocks.envoy.plugins.modules.k8s_list")
 
 # The packaged charts beside the repo (as tests/support/shared.shared_dir finds them, without the gate's imports:
@@ -168,9 +169,6 @@ def test_install_frees_it_after_the_old_controller_stopped_on_its_version() -> N
     free = tasks[stopped + 1]
     assert free["polycrate_blocks.envoy.lease_decision"] == {"plan": "{{ envoy_config_plan }}", "free": True}
     assert free["when"] == tasks[stopped]["when"] == "__envoy_apply_found.wait_controller"
-    action = (PLUGINS / "action/lease_decision.py").read_text(encoding="utf-8")
-    assert '"preconditions": {"resourceVersion": decided["resource_version"]}' in action
-    assert '"Conflict" not in' in action
     settings = plan(with_gateway())
     lease, pods = lifecycle.lease_lookups(settings)
     assert (lease["kind"], lease["name"], lease["namespace"]) == (
@@ -194,3 +192,52 @@ def test_the_controller_rolls_every_replica_before_it_stops_one() -> None:
             assert ".Values.deployment.envoyGateway.strategy" in _chart_file(
                 chart, "templates/envoy-gateway-deployment.yaml"
             )
+
+
+def _lease_action(
+    monkeypatch: pytest.MonkeyPatch, holder: str, deleted: dict[str, Any]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The lease_decision action with `free`, as Ansible runs it: the read answered with a lease `holder` holds
+    and one live controller pod; the deletion answered with `deleted`. Its result and the modules it ran."""
+    monkeypatch.setattr(importlib.import_module("ansible.plugins.action").ActionBase, "run", lambda *a, **k: {})
+    module = importlib.import_module("ansible_collections.polycrate_blocks.envoy.plugins.action.lease_decision")
+    read = {"results": [{"resources": [_lease(holder)]}, {"resources": [_pod("envoy-gateway-5c4b-new1")]}]}
+    monkeypatch.setattr(module, "read_cluster", lambda *a: read)
+    action = module.ActionModule.__new__(module.ActionModule)
+    fact = json.loads(json.dumps(plan(with_gateway()).to_dict()))
+    action._task = SimpleNamespace(args={"plan": fact, "free": True}, action="polycrate_blocks.envoy.lease_decision")
+    ran: list[dict[str, Any]] = []
+
+    def execute(module_name: str, module_args: dict[str, Any], task_vars: Any) -> dict[str, Any]:
+        ran.append({"module": module_name, **module_args})
+        return deleted
+
+    action._execute_module = execute
+    return action.run(task_vars={}), ran
+
+
+def test_install_deletes_a_stopped_controllers_lease_on_the_version_it_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mutation check (done once, restored): deleting without the resourceVersion precondition, or failing on a
+    409 Conflict, turned this red."""
+    result, ran = _lease_action(monkeypatch, "envoy-gateway-7d9f-old_2b6c", {"changed": True})
+    assert result["freed"] is True
+    assert result["changed"] is True
+    (delete,) = ran
+    assert (delete["module"], delete["kind"], delete["name"], delete["state"]) == (
+        "kubernetes.core.k8s",
+        "Lease",
+        controller.LEADER_LEASE,
+        "absent",
+    )
+    assert delete["delete_options"] == {"preconditions": {"resourceVersion": "4711"}}
+    # A new leader took it between the read and the delete: not a fault, nothing deleted.
+    taken, _ = _lease_action(monkeypatch, "envoy-gateway-7d9f-old_2b6c", {"failed": True, "msg": "Conflict (409)"})
+    assert not taken.get("failed")
+    assert taken["freed"] is False
+    broken, _ = _lease_action(monkeypatch, "envoy-gateway-7d9f-old_2b6c", {"failed": True, "msg": "Forbidden"})
+    assert broken["failed"] is True
+    assert "Forbidden" in broken["msg"]
+    # Its holder alive: left alone, no module run.
+    alive, ran = _lease_action(monkeypatch, "envoy-gateway-5c4b-new1_0f0e", {"changed": True})
+    assert ran == []
+    assert alive["stale"] is False
