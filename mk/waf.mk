@@ -25,10 +25,10 @@ waf-demo: $(STAMP) $(WAF_STAMP) $(WAF_BINARY)
 ## waf-efficacy: every corpus through Envoy + the WAF at PL1-PL4 and each profile; the table into docs/waf.md
 # The corpora are waf/corpora (sources: waf/corpora/README.md) and the CRS regression corpus's positive stages;
 # each configuration runs on the settings the block renders for it (tools/waf_settings.py). A report, not a gate:
-# `make test` runs a bounded slice of it (waf/tests/test_efficacy.py).
+# `make test` runs a bounded slice of it (waf/tests/test_efficacy.py). EFFICACY_JSON=file keeps every outcome.
 waf-efficacy: $(STAMP) $(WAF_STAMP) $(WAF_BINARY)
 	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src BLOCK_PYTHON=$(BIN)/python $(WAF_BIN)/python -m envoy_waf.efficacy \
-	  --crs ../../shared/crs/v4.28.0 --docs ../docs/waf.md
+	  --crs ../../shared/crs/v4.28.0 --docs ../docs/waf.md $(if $(EFFICACY_JSON),--json $(abspath $(EFFICACY_JSON)))
 
 ## waf-corpora: regenerate waf/corpora from their sources (the result must equal what is committed)
 # The benign corpora from this repository, ../shared/crds and the pinned packages of .venv-waf (benign-modern)

@@ -321,20 +321,22 @@ def lost_attacks(base: list[Outcome], profile: list[Outcome], split: str) -> lis
 def report(summaries: Sequence[Summary]) -> str:
     """Markdown: the overview (held-out and tuning halves), families, and the false positives' rules."""
     names = sorted({n for s in summaries for n, _ in s.corpus}, key=lambda n: (summaries[0].attack.get(n, False), n))
+    # The halves each corpus has (a corpus measured whole has one: WHOLE), held-out first.
+    columns = [(n, h) for n in names for h in ("heldout", "tuning") if any((n, h) in s.corpus for s in summaries)]
+    label = {"heldout": "held-out", "tuning": "tuning"}
     lines = [
         "| configuration | "
         + " | ".join(
-            f"{n} {'blocked' if summaries[0].attack[n] else 'passed'} ({half})"
-            for n in names
-            for half in ("held-out", "tuning")
+            f"{n} {'blocked' if summaries[0].attack[n] else 'passed'} ({label[h]}{', whole' if n in WHOLE else ''})"
+            for n, h in columns
         )
         + " |",
-        "|---|" + "---|" * (2 * len(names)),
+        "|---|" + "---|" * len(columns),
     ]
     for s in summaries:
-        cells = [s.corpus.get((n, split), Tally()).cell(s.attack[n]) for n in names for split in ("heldout", "tuning")]
+        cells = [s.corpus.get(column, Tally()).cell(s.attack[column[0]]) for column in columns]
         lines.append(f"| {s.config} | " + " | ".join(cells) + " |")
-    lines += ["", "Held-out halves, per family (attacks: blocked; benign: passed):", ""]
+    lines += ["", "Held-out sets, per family (attacks: blocked; benign: passed):", ""]
     fams = sorted(
         {(c, f) for s in summaries for c, f, h in s.family if h == "heldout"},
         key=lambda cf: (summaries[0].attack[cf[0]], cf),

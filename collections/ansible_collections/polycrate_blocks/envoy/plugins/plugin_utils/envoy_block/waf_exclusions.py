@@ -4,11 +4,14 @@ block renders is exactly what the WAF runs and what `make waf-efficacy` measures
 the CRS as released (`make crs-corpus` and every PL1 verdict unchanged).
 
 Each exclusion names its rules and the arguments (or the request) it takes them off, never a whole rule, and
-says why. The rule lists are the rules that blocked requests of waf/corpora/benign-modern.jsonl's tuning half
-at paranoia level 2 (or 3) on those arguments (`make waf-efficacy` reports them per configuration); `make
-waf-efficacy` also prints every held-out attack a profile lets through that its plain level blocks (docs/waf.md
-lists them: plain-text search queries, and at level 3 what only 920272 caught). What an exclusion costs is
-plain from its target: an attack placed in an excluded argument is judged without those rules (docs/waf.md).
+says why. Two rounds chose them (docs/waf.md): the first listed the rules that blocked
+waf/corpora/benign-modern.jsonl's tuning half on each kind of field; the second, with both halves as tuning
+data, widened each class to its principle (a field that holds code by design loses the injection families
+whole; the names frameworks give such fields), and was frozen before benign-fresh.jsonl, the held-out
+benign set, was written and measured. `make waf-efficacy` prints every held-out attack a profile lets
+through that its plain level blocks (docs/waf.md lists them: plain-text search queries, and at level 3 what
+only 920272 caught). What an exclusion costs is plain from its target: an attack placed in an excluded
+argument is judged without those rules (docs/waf.md).
 
 Two kinds: `target` exclusions are configure-time (SecRuleUpdateTargetById, after the CRS: the rule never
 reads that argument); `when` exclusions are runtime (a rule of the block's own, before the CRS, that takes
@@ -351,7 +354,7 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
 
 
 # Level 3 runs rules that levels 1 and 2 do not; these exclusions take them off the same arguments, rendered
-# from level 3 (so level 2's settings carry no rule level 2 does not run).
+# from level 3 (so level 2's settings stay those it was measured on).
 PL3_EXCLUSIONS: tuple[Exclusion, ...] = (
     Exclusion(
         (920272,),
