@@ -25,17 +25,19 @@ waf-demo: $(STAMP) $(WAF_STAMP) $(WAF_BINARY)
 ## waf-efficacy: every corpus through Envoy + the WAF at PL1-PL4 and each profile; the table into docs/waf.md
 # The corpora are waf/corpora (sources: waf/corpora/README.md) and the CRS regression corpus's positive stages;
 # each configuration runs on the settings the block renders for it (tools/waf_settings.py). A report, not a gate:
-# `make test` runs a bounded slice of it (waf/tests/test_efficacy.py).
+# `make test` runs a bounded slice of it (waf/tests/test_efficacy.py). EFFICACY_JSON=file keeps every outcome.
 waf-efficacy: $(STAMP) $(WAF_STAMP) $(WAF_BINARY)
 	cd waf && PATH=$(WAF_BIN):$$PATH PYTHONPATH=src BLOCK_PYTHON=$(BIN)/python $(WAF_BIN)/python -m envoy_waf.efficacy \
-	  --crs ../../shared/crs/v4.28.0 --docs ../docs/waf.md
+	  --crs ../../shared/crs/v4.28.0 --docs ../docs/waf.md $(if $(EFFICACY_JSON),--json $(abspath $(EFFICACY_JSON)))
 
 ## waf-corpora: regenerate waf/corpora from their sources (the result must equal what is committed)
-# The benign corpus from this repository, ../shared/crds and the pinned packages of .venv-waf; the payload corpus
-# from a git copy of PayloadsAllTheThings at its pinned commit: PATT_REPO=/path/to/that/clone (no default).
-waf-corpora: $(WAF_STAMP)
+# The benign corpora from this repository, ../shared/crds and the pinned packages of .venv-waf (benign-modern)
+# and of .venv (benign-fresh); the payload corpus from a git copy of PayloadsAllTheThings at its pinned commit:
+# PATT_REPO=/path/to/that/clone (no default).
+waf-corpora: $(STAMP) $(WAF_STAMP)
 	@test -n "$(PATT_REPO)" || { echo "waf-corpora: set PATT_REPO to a git clone of swisskyrepo/PayloadsAllTheThings (waf/corpora/README.md)"; exit 2; }
 	cd waf && PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.benign
+	cd waf && PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.fresh
 	cd waf && PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.payloads --repo $(PATT_REPO)
 
 ## crs-corpus: the whole CRS regression corpus through Envoy and the WAF (none unexpected)

@@ -532,6 +532,26 @@ MUTATIONS = (
         "whole_collection",
     ),
     Mutation(
+        "waf-exclusion-prose-json-only",
+        "the prose class takes the injection families off JSON body fields only, never off a query string's "
+        "`message` or `title`",
+        f"{PKG}/waf_exclusions.py",
+        'rf"ARGS:/(?i)^(?:json\\.(?:.*\\.)?(?:{_PROSE_NAMES})',
+        'rf"ARGS:/(?i)^(?:(?:json\\.(?:.*\\.)?)?(?:{_PROSE_NAMES})',
+        ("tests/unit/test_waf_exclusions.py",),
+        "prose_is_json",
+    ),
+    Mutation(
+        "waf-exclusion-injection-families",
+        "the injection families the classes take off are the CRS's own rules of REQUEST-932/933/941/942 that read "
+        "arguments, no more",
+        f"{PKG}/waf_exclusions.py",
+        "INJECTION_RULES_PL3 = (\n",
+        "INJECTION_RULES_PL3 = (\n    930120,\n",
+        ("tests/unit/test_waf_exclusions.py",),
+        "injection_rules",
+    ),
+    Mutation(
         "hostile-waf-rollout-gate",
         "install applies the WAF's EnvoyExtensionPolicy only after its Deployment rolled out",
         f"{PKG}/components/waf.py",

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from envoy_block import seclang, waf_exclusions
+from envoy_block import seclang, waf_check, waf_exclusions
 from tests.support.helpers import find, with_gateway
 
 ALL = (*waf_exclusions.EXCLUSIONS, *waf_exclusions.PL3_EXCLUSIONS)
@@ -121,3 +121,85 @@ def test_search_exclusion_reads_the_body() -> None:
     """GraphQL's q is a JSON body argument: its guard must run in phase 2, when the body has been parsed."""
     (search,) = [e for e in waf_exclusions.EXCLUSIONS if e.targets == waf_exclusions.SEARCH_QUERIES]
     assert search.phase == 2
+
+
+def _crs_argument_rules() -> dict[int, set[int]]:
+    """The rules of the CRS files REQUEST-932, 933, 941 and 942 that read ARGS, by paranoia level (the first
+    line of each SecRule: its variables, and its actions with id and paranoia-level tag)."""
+    crs = waf_check.crs()
+    assert crs is not None, "the CRS is missing: ../shared/crs/v4.28.0 (or set ENVOY_WAF_CRS)"
+    out: dict[int, set[int]] = {}
+    for prefix in ("932", "933", "941", "942"):
+        (path,) = (crs / "rules").glob(f"REQUEST-{prefix}-*.conf")
+        text = path.read_text(encoding="utf-8").replace("\\\n", " ")
+        for variables, actions in re.findall(
+            r'^\s*SecRule\s+(\S+)\s+"(?:[^"\\]|\\.)*"\s+"((?:[^"\\]|\\.)*)"', text, re.M
+        ):
+            rule = re.search(r"\bid:(\d+)", actions)
+            level = re.search(r"paranoia-level/(\d)", actions)
+            if rule and level and "ARGS" in re.split(r"[|:]", variables.lstrip("!&")):
+                out.setdefault(int(level.group(1)), set()).add(int(rule.group(1)))
+    return out
+
+
+def test_injection_rules_are_the_crs_families() -> None:
+    """The injection families the prose, password, Kubernetes and search classes take off are exactly the
+    CRS's: every REQUEST-932/933/941/942 rule that reads arguments, levels 1-2 and level 3 apart."""
+    crs = _crs_argument_rules()
+    assert set(waf_exclusions.INJECTION_RULES) == crs[1] | crs[2]
+    assert set(waf_exclusions.INJECTION_RULES_PL3) == crs[3]
+    assert len(waf_exclusions.INJECTION_RULES) == len(set(waf_exclusions.INJECTION_RULES))
+
+
+def _names(target: str) -> re.Pattern[str]:
+    """A /regex/ target's regex, as Coraza reads it (Go's syntax: (?i) as Python has it)."""
+    match = re.fullmatch(r"ARGS:/(.*)/", target)
+    assert match, target
+    return re.compile(match.group(1))
+
+
+@pytest.mark.parametrize(
+    ("name", "excluded"),
+    [
+        ("json.body", True),
+        ("json.fields.description.content.0.content.1.text", True),  # Jira's ADF
+        ("json.data.attributes.body.value", True),  # Drupal
+        ("json.posts.0.html", True),  # Ghost
+        ("json.variables.input.description", True),  # Linear
+        ("json.ticket.comment.body", True),  # Zendesk
+        ("content", True),  # a CMS form's field, as the tuning corpus had it
+        ("body", False),  # a form or query string's argument: where a reflected attack is sent
+        ("message", False),
+        ("title", False),
+        ("comment", False),
+        ("query", False),
+        ("json.text", False),
+        ("json.comment", False),
+        ("json.bodyguard", False),
+    ],
+)
+def test_prose_is_json_body_fields(name: str, excluded: bool) -> None:
+    """The prose class takes the injection families off JSON body fields only (and a form's `content`): never
+    off an argument a query string can carry under a prose name, where reflected XSS and SQLi are sent."""
+    (target,) = waf_exclusions.PROSE
+    assert bool(_names(target).search(name)) == excluded, name
+
+
+@pytest.mark.parametrize(
+    ("target", "name", "excluded"),
+    [
+        (waf_exclusions.PASSWORDS[0], "user[password_confirmation]", True),
+        (waf_exclusions.PASSWORDS[0], "json.credentials.newPassword", True),
+        (waf_exclusions.PASSWORDS[0], "password2", True),
+        (waf_exclusions.PASSWORDS[0], "q", False),
+        (waf_exclusions.PASSWORDS[0], "user[email]", False),
+        (waf_exclusions.NAMES[0], "user[first_name]", True),
+        (waf_exclusions.NAMES[0], "json.name.givenName", True),
+        (waf_exclusions.NAMES[0], "json.address.city", True),
+        (waf_exclusions.NAMES[0], "json.username", False),
+        (waf_exclusions.URLS[0], "json.avatarUrl", True),
+        (waf_exclusions.URLS[0], "url", False),
+    ],
+)
+def test_name_classes(target: str, name: str, excluded: bool) -> None:
+    assert bool(_names(target).search(name)) == excluded, (target, name)

@@ -16,10 +16,8 @@ waf/corpora/README.md lists the sources with their licences.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import fnmatch
-import hashlib
 import importlib.metadata
 import json
 import random
@@ -34,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from .traffic import CORPORA, Request, make, write
+from .traffic import CORPORA, Request, generator_main, make
 
 SEED = 39
 NAME = "benign-modern"
@@ -946,13 +944,7 @@ def generate() -> Iterator[Request]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=CORPORA / f"{NAME}.jsonl")
-    args = parser.parse_args()
-    count = write(args.out, generate())
-    digest = hashlib.sha256(args.out.read_bytes()).hexdigest()[:16]
-    print(f"{args.out}: {count} requests, sha256 {digest}")
-    return 0
+    return generator_main(__doc__, CORPORA / f"{NAME}.jsonl", generate)
 
 
 if __name__ == "__main__":

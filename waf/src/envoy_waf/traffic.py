@@ -8,10 +8,11 @@ splits the same way, and nothing about a request's verdict can move it between h
 
 from __future__ import annotations
 
+import argparse
 import base64
 import hashlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,17 @@ def write(path: Path, requests: Iterable[Request]) -> int:
         raise ValueError(f"{path}: duplicate request ids")
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return len(lines)
+
+
+def generator_main(doc: str | None, out: Path, generate: Callable[[], Iterable[Request]]) -> int:
+    """The command line of a corpus generator: write the corpus (to --out, else `out`) and print its digest."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=out)
+    args = parser.parse_args()
+    count = write(args.out, generate())
+    digest = hashlib.sha256(args.out.read_bytes()).hexdigest()[:16]
+    print(f"{args.out}: {count} requests, sha256 {digest}")
+    return 0
 
 
 def read(path: Path, *, attack: bool) -> Iterator[Request]:
