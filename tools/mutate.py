@@ -236,6 +236,15 @@ MUTATIONS = (
         ("tests/unit/test_previous_controller.py",),
     ),
     Mutation(
+        "install-controller-rollout-wait",
+        "install waits for the controller helm rolled to be ready (kubernetes.core's Deployment readiness) before"
+        " it reads the lease and applies the plan",
+        "collections/ansible_collections/polycrate_blocks/envoy/plugins/modules/k8s_list.py",
+        "wait=bool(condition or ready) and not module.check_mode,",
+        "wait=bool(condition) and not module.check_mode,",
+        ("tests/unit/test_previous_controller.py",),
+    ),
+    Mutation(
         "install-chart-version-check",
         "install stops before the release when chart.version is not what the repository serves",
         f"{PKG}/components/controller.py",

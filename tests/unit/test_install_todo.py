@@ -75,10 +75,10 @@ def test_a_dry_run_sends_and_waits_for_nothing() -> None:
     assert dry.helm_needed
     assert dry.apply_early["definitions"] == dry.apply_late["definitions"] == [], "no dry run into no namespace"
     assert not dry.wait_controller
-    assert dry.previous_controller == ()
+    assert dry.controller_waits == ()
     real = _decide(p, namespace=False)
     assert real.wait_controller, "a real run waits for the controller helm rolled"
-    assert real.previous_controller
+    assert real.controller_waits
     assert real.apply_late["definitions"]
     dry_into_existing = _decide(p, check_mode=True)
     assert dry_into_existing.apply_late["definitions"], "a dry run into an existing namespace is sent as one"

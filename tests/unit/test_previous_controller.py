@@ -19,7 +19,7 @@ import sys
 import tarfile
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import yaml
@@ -82,19 +82,81 @@ def test_the_lookup_keeps_only_pods_being_deleted() -> None:
 
 
 def test_install_waits_for_it_right_after_the_rollout() -> None:
+    """One task after helm: the rollout, then the previous controller's pods, then the lease, in one module run
+    (lifecycle.controller_waits ahead of the lease lookups); each wait up to the config's wait.timeout, no `until`
+    loop that starts a module per poll."""
     tasks = yaml.safe_load((ROOT / "roles/envoy_apply/tasks/controller.yml").read_text(encoding="utf-8"))
     names = [t["name"] for t in tasks]
-    rollout = names.index("Wait for the controller rollout")
-    wait = tasks[rollout + 1]
-    assert wait["name"] == "Wait until the previous controller has stopped"
-    listing = wait["polycrate_blocks.envoy.k8s_list"]
-    # The decision's query (lifecycle.previous_controller_query), empty unless the controller is waited for.
-    assert listing["queries"] == "{{ __envoy_apply_found.previous_controller }}"
-    # One module run waits (the query's wait_absent), up to the config's wait.timeout: no `until` loop that
-    # starts a module per poll.
-    assert listing["wait_timeout"] == "{{ envoy_config_plan.wait.timeout }}"
+    wait = tasks[names.index("Install or upgrade gateway-helm") + 2]
+    assert wait["name"] == "Wait for the controller rollout and free a stopped controller's lease"
+    decision = wait["polycrate_blocks.envoy.lease_decision"]
+    assert decision["waits"] == "{{ __envoy_apply_found.controller_waits }}"
+    assert decision["wait_timeout"] == "{{ envoy_config_plan.wait.timeout }}"
     assert "until" not in wait
-    assert wait["when"] == tasks[rollout]["when"]
+    assert wait["when"] == "__envoy_apply_found.wait_controller"
+    assert not any("kubernetes.core.k8s_info" in t or "polycrate_blocks.envoy.k8s_list" in t for t in tasks), (
+        "no module run of its own per wait"
+    )
+    rollout, previous = lifecycle.controller_waits(plan(with_gateway()))
+    assert (rollout["kind"], rollout["name"], rollout["namespace"]) == (
+        "Deployment",
+        controller.DEPLOYMENT,
+        "envoy-gateway-system",
+    )
+    assert rollout["wait_ready"] is True, "kubernetes.core's Deployment readiness, not Available alone"
+    assert "wait_condition" not in rollout
+    assert [previous] == lifecycle.previous_controller_query(plan(with_gateway()))
+
+
+def test_a_ready_wait_uses_the_kinds_readiness_even_for_metadata(monkeypatch: Any) -> None:
+    """wait_ready: the lookup waits (kubernetes.core's waiter without a condition: its kind's readiness, what
+    k8s_info's `wait` does), also for a metadata-only query (which otherwise lists without waiting); a timeout
+    fails naming the object."""
+    found: list[dict[str, Any]] = []
+
+    class Svc:
+        def find(self, kind: str, api_version: str, **kwargs: Any) -> dict[str, Any]:
+            found.append({"kind": kind, **kwargs})
+            if kwargs["wait_timeout"] == 0:
+                raise k8s_list.CoreException("Failed to gather information about Deployment(s)")
+            return {"api_found": True, "resources": [{"metadata": {"name": "envoy-gateway"}, "status": {}}]}
+
+    query = lifecycle.controller_waits(plan(with_gateway()))[0]
+    failed: list[str] = []
+
+    class Module:
+        check_mode = False
+        params: ClassVar[dict[str, Any]] = {
+            "queries": [query],
+            "label_selectors": [],
+            "metadata_only": False,
+            "wait_timeout": 7,
+            "wait_sleep": 1,
+        }
+
+        def fail_json(self, msg: str, **kwargs: Any) -> None:
+            failed.append(msg)
+            raise SystemExit(1)
+
+        def exit_json(self, **kwargs: Any) -> None:
+            raise SystemExit(0)
+
+    monkeypatch.setattr(k8s_list, "AnsibleK8SModule", lambda **kwargs: Module())
+    monkeypatch.setattr(k8s_list, "get_api_client", lambda module: SimpleNamespace(configuration=None))
+    monkeypatch.setattr(k8s_list, "K8sService", lambda client, module: Svc())
+    with pytest.raises(SystemExit):
+        k8s_list.main()
+    (call,) = found
+    assert call["wait"] is True
+    assert call["condition"] is None, "no condition: the waiter falls back to the kind's readiness"
+    assert call["wait_timeout"] == 7
+    Module.params = {**Module.params, "wait_timeout": 0}
+    with pytest.raises(SystemExit):
+        k8s_list.main()
+    assert failed == [
+        "Deployment envoy-gateway-system/envoy-gateway is not ready after 0 s (Failed to gather information about "
+        "Deployment(s)): `status` shows its conditions"
+    ]
 
 
 def test_the_wait_ends_when_no_controller_pod_is_terminating(monkeypatch: Any) -> None:
@@ -164,11 +226,10 @@ def test_install_frees_it_after_the_old_controller_stopped_on_its_version() -> N
     """Right after the wait for the old pods: the decision read, then the Lease deleted on the resourceVersion
     read (a lease a new leader took meanwhile is not deleted), a conflict not a failure (the action does both)."""
     tasks = yaml.safe_load((ROOT / "roles/envoy_apply/tasks/controller.yml").read_text(encoding="utf-8"))
-    names = [t["name"] for t in tasks]
-    stopped = names.index("Wait until the previous controller has stopped")
-    free = tasks[stopped + 1]
-    assert free["polycrate_blocks.envoy.lease_decision"] == {"plan": "{{ envoy_config_plan }}", "free": True}
-    assert free["when"] == tasks[stopped]["when"] == "__envoy_apply_found.wait_controller"
+    (free,) = [t for t in tasks if "polycrate_blocks.envoy.lease_decision" in t]
+    args = free["polycrate_blocks.envoy.lease_decision"]
+    assert (args["plan"], args["free"]) == ("{{ envoy_config_plan }}", True)
+    assert free["when"] == "__envoy_apply_found.wait_controller"
     settings = plan(with_gateway())
     lease, pods = lifecycle.lease_lookups(settings)
     assert (lease["kind"], lease["name"], lease["namespace"]) == (
@@ -201,11 +262,22 @@ def _lease_action(
     and one live controller pod; the deletion answered with `deleted`. Its result and the modules it ran."""
     monkeypatch.setattr(importlib.import_module("ansible.plugins.action").ActionBase, "run", lambda *a, **k: {})
     module = importlib.import_module("ansible_collections.polycrate_blocks.envoy.plugins.action.lease_decision")
-    read = {"results": [{"resources": [_lease(holder)]}, {"resources": [_pod("envoy-gateway-5c4b-new1")]}]}
-    monkeypatch.setattr(module, "read_cluster", lambda *a: read)
+    settings = plan(with_gateway())
+    waits = lifecycle.controller_waits(settings)
+    # The waits' own results come first in the read (a Deployment, no terminating pod), then the lease's.
+    waited = [{"resources": [{"metadata": {"name": "envoy-gateway"}}]}, {"resources": []}]
+    read = {"results": [*waited, {"resources": [_lease(holder)]}, {"resources": [_pod("envoy-gateway-5c4b-new1")]}]}
+    asked: list[dict[str, Any]] = []
+
+    def read_cluster(action: Any, module_args: dict[str, Any], task_vars: Any) -> dict[str, Any]:
+        asked.append(module_args)
+        return read
+
+    monkeypatch.setattr(module, "read_cluster", read_cluster)
     action = module.ActionModule.__new__(module.ActionModule)
-    fact = json.loads(json.dumps(plan(with_gateway()).to_dict()))
-    action._task = SimpleNamespace(args={"plan": fact, "free": True}, action="polycrate_blocks.envoy.lease_decision")
+    fact = json.loads(json.dumps(settings.to_dict()))
+    args = {"plan": fact, "free": True, "waits": waits, "wait_timeout": 33}
+    action._task = SimpleNamespace(args=args, action="polycrate_blocks.envoy.lease_decision")
     ran: list[dict[str, Any]] = []
 
     def execute(module_name: str, module_args: dict[str, Any], task_vars: Any) -> dict[str, Any]:
@@ -213,7 +285,11 @@ def _lease_action(
         return deleted
 
     action._execute_module = execute
-    return action.run(task_vars={}), ran
+    result = action.run(task_vars={})
+    (one,) = asked
+    assert one["queries"] == [*waits, *lifecycle.lease_lookups(settings)], "the waits, then the lease, in one run"
+    assert one["wait_timeout"] == 33
+    return result, ran
 
 
 def test_install_deletes_a_stopped_controllers_lease_on_the_version_it_read(monkeypatch: pytest.MonkeyPatch) -> None:

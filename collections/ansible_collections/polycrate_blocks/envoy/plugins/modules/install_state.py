@@ -149,8 +149,11 @@ wait_controller:
   description: Whether to wait for the controller helm rolled, for the previous one to stop and for its lease.
   returned: success
   type: bool
-previous_controller:
-  description: The query for the previous controller's pods still terminating (empty when not waiting).
+controller_waits:
+  description:
+    - The queries for the waits after helm (empty when not waiting), in order - the controller's Deployment
+      rolled out, then no pod of the previous controller terminating - the C(waits) of
+      C(polycrate_blocks.envoy.lease_decision).
   returned: success
   type: list
 """

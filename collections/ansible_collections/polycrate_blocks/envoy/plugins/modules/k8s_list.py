@@ -22,6 +22,9 @@ options:
         C(label_selectors) (instead of O(label_selectors)). Other keys are kept and returned in C(item).
       - With C(wait_condition) (C(type) and C(status), as in C(kubernetes.core.k8s_info)) the lookup waits up to
         O(wait_timeout) for the object to exist with that condition, and fails naming it when it does not.
+      - With C(wait_ready) true the lookup waits up to O(wait_timeout) for the named object to be ready as
+        kubernetes.core reads its kind, as C(k8s_info) with C(wait) does (a Deployment with every replica updated
+        and available, none unavailable and its generation observed), and fails naming it when it is not.
       - C(metadata_only) in a query overrides O(metadata_only) for it.
       - C(managed_fields) true keeps, in each object's metadata, C(managedFields) reduced to each entry's
         C(manager), C(operation) and C(subresource) (who wrote it, never the fields; a CRD's are as large
@@ -262,13 +265,14 @@ def main() -> None:
         svc = K8sService(client, module)
         for query in module.params["queries"]:
             condition = query.get("wait_condition")
+            ready = bool(query.get("wait_ready"))
             selectors = query.get("label_selectors") or module.params["label_selectors"]
             metadata_only = query.get("metadata_only", module.params["metadata_only"])
             if query.get("wait_absent"):
                 timeout, sleep = module.params["wait_timeout"], module.params["wait_sleep"]
                 results.append({"item": query, **_until_absent(svc, query, selectors, timeout, sleep)})
                 continue
-            if metadata_only and not condition:
+            if metadata_only and not (condition or ready):
                 listed = _metadata_list(svc, query, selectors)
                 results.append({"item": query, **listed, "resources": _kept(query, listed["resources"])})
                 continue
@@ -279,18 +283,19 @@ def main() -> None:
                     name=query.get("name"),
                     namespace=query.get("namespace") or None,
                     label_selectors=selectors,
-                    wait=bool(condition) and not module.check_mode,
+                    wait=bool(condition or ready) and not module.check_mode,
                     wait_sleep=module.params["wait_sleep"],
                     wait_timeout=module.params["wait_timeout"],
                     condition=condition,
                 )
             except CoreException as exc:
-                if not condition:
+                if not (condition or ready):
                     raise
                 where = "/".join(str(query[k]) for k in ("namespace", "name") if query.get(k))
+                state = f"{condition['type']}={condition['status']}" if condition else "ready"
                 module.fail_json(
-                    msg=f"{query['kind']} {where} is not {condition['type']}={condition['status']} after "
-                    f"{module.params['wait_timeout']} s ({exc}): `status` shows its conditions",
+                    msg=f"{query['kind']} {where} is not {state} after {module.params['wait_timeout']} s ({exc}): "
+                    "`status` shows its conditions",
                     results=results,
                 )
             resources = found["resources"]

@@ -18,6 +18,18 @@ options:
     description: Delete the Lease when its holder is gone.
     type: bool
     default: false
+  waits:
+    description:
+      - C(polycrate_blocks.envoy.k8s_list) queries run first, in the same module run, before the Lease is read
+        (install passes C(lifecycle.controller_waits), the controller helm rolled ready and no pod of the previous
+        one terminating).
+    type: list
+    elements: dict
+    default: []
+  wait_timeout:
+    description: Seconds each of O(waits) may wait.
+    type: int
+    default: 120
 extends_documentation_fragment:
   - polycrate_blocks.envoy.decision
   - kubernetes.core.k8s_auth_options

@@ -50,7 +50,7 @@ from .uninstall import (
     tenant_gateways,
     uninstall_lookups,
 )
-from .waits import gateway_line, lease_lookups, previous_controller_query, stale_lease, wait_queries
+from .waits import controller_waits, gateway_line, lease_lookups, previous_controller_query, stale_lease, wait_queries
 
 __all__ = [
     "EG_LABEL",
@@ -67,6 +67,7 @@ __all__ = [
     "UninstallDecision",
     "UninstallObserved",
     "block_field_manager",
+    "controller_waits",
     "decide_install",
     "decide_uninstall",
     "gateway_line",

@@ -13,7 +13,7 @@ from . import crd_owners
 from .ownership import block_field_manager, leftovers, owned_kinds, owns, ref, third_party_kinds
 from .status import proxies_query, rollout_lines
 from .terminating import decide as namespace_gate
-from .waits import previous_controller_query
+from .waits import controller_waits
 
 # Kinds whose status install reads with the cluster's state: a no-change run that finds them settled
 # needs no wait afterwards.
@@ -200,7 +200,7 @@ class InstallDecision:
     order: the network policies the controller's pods need go before it when helm runs, everything in one
     module run when it does not; nothing in a dry run into a namespace that does not exist yet),
     `wait_controller` (wait for the controller helm rolled, the previous one to stop and a stale lease) and
-    `previous_controller` (the query for the previous controller's pods, empty when not waiting)."""
+    `controller_waits` (the queries for those waits, waits.controller_waits: empty when not waiting)."""
 
     problems: tuple[str, ...]
     namespace_exists: bool
@@ -226,7 +226,7 @@ class InstallDecision:
     apply_early: Mapping[str, list[Any]] = field(default_factory=lambda: _batch([], False))
     apply_late: Mapping[str, list[Any]] = field(default_factory=lambda: _batch([], False))
     wait_controller: bool = False
-    previous_controller: tuple[dict[str, Any], ...] = ()
+    controller_waits: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
@@ -331,7 +331,7 @@ def decide_install(
         apply_early=_batch(early, plan.wait.enabled),
         apply_late=_batch(late, plan.wait.enabled),
         wait_controller=wait_controller,
-        previous_controller=tuple(previous_controller_query(plan)) if wait_controller else (),
+        controller_waits=tuple(controller_waits(plan)) if wait_controller else (),
     )
 
 

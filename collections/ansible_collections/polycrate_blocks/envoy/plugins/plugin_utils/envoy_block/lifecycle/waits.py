@@ -38,6 +38,22 @@ def wait_queries(plan: Plan, wait: bool, controller: bool = False) -> list[dict[
     ]
 
 
+def controller_waits(plan: Plan) -> list[dict[str, Any]]:
+    """What install waits for after helm changed the release, in one k8s_list run (the lease read follows in
+    the same run, lease_decision): the controller's Deployment rolled out (kubernetes.core's readiness of a
+    Deployment, what `k8s_info` with `wait` reads: every replica updated and available, none unavailable, its
+    generation observed), then no pod of the previous controller still terminating."""
+    rollout = {
+        "api_version": "apps/v1",
+        "kind": "Deployment",
+        "name": plan.controller.deployment,
+        "namespace": plan.helm.namespace,
+        "metadata_only": True,
+        "wait_ready": True,
+    }
+    return [rollout, *previous_controller_query(plan)]
+
+
 def previous_controller_query(plan: Plan) -> list[dict[str, Any]]:
     """The controller's pods that are terminating, for install to wait on after helm changed the release (until
     none is: wait_absent, one module run).
