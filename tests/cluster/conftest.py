@@ -94,12 +94,49 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+# The longest test files first (their wall time in a warm make test, 2026-12-07, seconds): pytest-xdist's
+# loadfile scheduling hands files out in collection order as workers free up, so a long file collected last
+# (alphabetically, test_real_flows.py) ran alone at the end while the other session idled. Longest first
+# (the classic LPT order) leaves the short files for the end. Only the order changes: a file missing here
+# keeps its place after these.
+LONG_FILES = {
+    "test_examples.py": 1450,
+    "test_lifecycle.py": 1450,
+    "test_crd_owners.py": 1300,
+    "test_real_flows.py": 1000,
+    "test_install.py": 600,
+    "test_upgrade.py": 450,
+    "test_polycrate.py": 350,
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: -LONG_FILES.get(Path(item.nodeid.split("::", 1)[0]).name, 0))
+
+
+# Each test file's wall time in this session (setup, call and teardown of its tests), in the order it ran: with
+# two sessions side by side (make cluster-test), whether one of them ends long after the other.
+FILE_WALL: dict[str, float] = {}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    started = time.monotonic()
+    yield
+    name = item.nodeid.split("::", 1)[0]
+    FILE_WALL[name] = FILE_WALL.get(name, 0.0) + time.monotonic() - started
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist hands this worker's output to the controller
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Show what the playbooks under test cost in this session, per test file: the largest share of make
-    test's CPU (docs/testing.md), so where a cut has to come from."""
+    test's CPU (docs/testing.md), so where a cut has to come from; and each file's wall time."""
     if PLAYBOOK_COSTS:
         output.show(playbook_costs(PLAYBOOK_COSTS))
+    if FILE_WALL:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "session")
+        files = ", ".join(f"{Path(name).name} {wall:.0f} s" for name, wall in FILE_WALL.items())
+        output.show(f"test files of {worker}, in order: {files}; {sum(FILE_WALL.values()):.0f} s in all")
 
 
 def playbook_costs(costs: list[PlaybookCost]) -> str:
