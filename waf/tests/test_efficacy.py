@@ -15,13 +15,15 @@ from typing import Any
 
 import pytest
 
-from envoy_waf import benign, efficacy, fresh
+from envoy_waf import benign, efficacy, fresh, third
 from envoy_waf.traffic import CORPORA, SPLITS, Request, make, read, split_of, write
 
 SLICE = 100  # requests of each corpus: about 330 in all, under a minute per configuration here
 
 
-@pytest.mark.parametrize(("name", "script"), [("benign-modern", benign), ("benign-fresh", fresh)])
+@pytest.mark.parametrize(
+    ("name", "script"), [("benign-modern", benign), ("benign-fresh", fresh), ("benign-third", third)]
+)
 def test_benign_corpus_is_what_its_script_makes(tmp_path: Path, name: str, script: Any) -> None:
     out = tmp_path / "benign.jsonl"
     write(out, script.generate())
@@ -45,6 +47,27 @@ def test_fresh_corpus_is_held_out_whole_and_new() -> None:
     # benign-modern's held-out half was read while tuning: the efficacy run counts it whole as tuning data.
     assert {efficacy._whole(r).split for r in tuned} == {"tuning"}
     assert {efficacy._whole(r).split for r in requests} == {"heldout"}
+
+
+def test_third_corpus_is_held_out_whole_and_of_other_kinds() -> None:
+    """benign-third is a second held-out benign set: every request held out, none of the other benign corpora's
+    bodies or paths (but standard ones), families of its own kinds beside the shared ones, at least 1,000
+    requests, and the +json media types at the share APIs send them (a few percent), not inflated."""
+    requests = list(read(CORPORA / "benign-third.jsonl", attack=False))
+    others = [r for n in ("benign-modern", "benign-fresh") for r in read(CORPORA / f"{n}.jsonl", attack=False)]
+    assert len(requests) >= 1000
+    assert all(r.split == "heldout" for r in requests)
+    assert {efficacy._whole(r).split for r in requests} == {"heldout"}
+    # Every site has a home page, and every OpenID provider its discovery document at the same path.
+    seen = {r.body for r in others if r.body} | {r.path for r in others if r.path != "/"}
+    standard = {"/.well-known/openid-configuration"}
+    assert not [r.id for r in requests if (r.body or r.path) in seen - standard]
+    new_kinds = {"oauth", "openapi", "iac", "ci", "chat", "bulk", "s3", "jsonapi", "kubectl"}
+    assert new_kinds <= {r.family for r in requests}
+    assert not new_kinds & {r.family for r in others}
+    media = [{k.lower(): v for k, v in r.headers}.get("content-type", "").split(";")[0] for r in requests]
+    plus_json = sum(m.startswith("application/") and m.endswith("+json") for m in media)
+    assert 0.03 * len(requests) <= plus_json <= 0.08 * len(requests), plus_json
 
 
 @pytest.mark.parametrize("name", ["benign-modern", "payloadsallthethings"])

@@ -12,7 +12,10 @@ held-out half by a hash of its ids (traffic.split_of):
   held-out half was read while the curated exclusions were tuned (2026-12-06), so the whole corpus counts as
   tuning data now (WHOLE);
 - benign-fresh: a second benign corpus written after the exclusions were frozen (envoy_waf.fresh), from
-  other texts and templates: the benign held-out set, whole;
+  other texts and templates: a benign held-out set, whole;
+- benign-third: a third benign corpus of other kinds of requests (envoy_waf.third: OAuth flows, API
+  documents, infrastructure as code, CI, chat, bulk uploads, S3, JSON:API, kubectl patches, other
+  webhooks, searches in many languages), written before the WAF parsed `+json` types: held out, whole;
 - payloadsallthethings: a public payload collection (envoy_waf.payloads); a passed one is a miss;
 - crs-regression: the CRS regression corpus's positive stages (those expecting a rule of REQUEST-9xx to
   fire), read from ../shared/crs, less the stages CRS-CORPUS.md lists as changed by Envoy.
@@ -51,9 +54,10 @@ from .testbed import Backend, EnvoyProcess, WAFProcess
 from .traffic import CORPORA, Request, read, split_of
 
 REPO = Path(__file__).resolve().parents[3]
-BENIGN = ("benign-modern", "benign-fresh")
-# Corpora measured whole as one half: benign-modern was tuned on (both halves seen), benign-fresh is held out.
-WHOLE = {"benign-modern": "tuning", "benign-fresh": "heldout"}
+BENIGN = ("benign-modern", "benign-fresh", "benign-third")
+# Corpora measured whole as one half: benign-modern was tuned on (both halves seen), benign-fresh and
+# benign-third are held out.
+WHOLE = {"benign-modern": "tuning", "benign-fresh": "heldout", "benign-third": "heldout"}
 ATTACKS = ("payloadsallthethings",)
 CRS_NAME = "crs-regression"
 # Rules that only add up or report the score: never the reason a request matched.
