@@ -561,6 +561,32 @@ MUTATIONS = (
         "injection_rules",
     ),
     Mutation(
+        "waf-json-suffix-parsed",
+        "every application/<name>+json body is parsed as JSON (rule 200006): a +json type is never read as raw text",
+        "waf/internal/settings/settings.go",
+        'pass,nolog,ctl:requestBodyProcessor=JSON"`, JSONSuffixContentType)',
+        'pass,nolog"`, JSONSuffixContentType)',
+        ("tests/unit/test_waf_json_types.py",),
+    ),
+    Mutation(
+        "waf-json-suffix-default",
+        "by default the +json media types pass CRS 920420 as application/json does (the service's default list)",
+        "waf/internal/settings/settings.go",
+        "var DefaultContentTypes = append(append([]string(nil), CRSContentTypes...), JSONSuffixTypes)",
+        "var DefaultContentTypes = append([]string(nil), CRSContentTypes...)",
+        ("tests/unit/test_waf_json_types.py",),
+    ),
+    Mutation(
+        "waf-content-types-default-in-block",
+        "the allowed request media types' default is the WAF service's alone: unset, the block renders no list",
+        "config.schema.json",
+        '"uniqueItems": true,\n          "description": "Request media types that pass',
+        '"uniqueItems": true,\n          "default": ["application/json"],\n'
+        '          "description": "Request media types that pass',
+        ("tests/unit/test_waf_component.py",),
+        "crs_settings_reach",
+    ),
+    Mutation(
         "hostile-waf-rollout-gate",
         "install applies the WAF's EnvoyExtensionPolicy only after its Deployment rolled out",
         f"{PKG}/components/waf.py",

@@ -167,15 +167,22 @@ def test_settings_are_what_the_service_accepts(tmp_path: Any) -> None:
 )
 def test_crs_settings_reach_the_service(waf: dict[str, Any], expected: dict[str, Any], tmp_path: Path) -> None:
     """waf.allowed_methods, allowed_request_content_types and validate_utf8 arrive in the service's
-    settings unchanged, and the block's defaults are the service's (REST verbs, CRS content types, UTF-8 on).
+    settings unchanged, and the block's defaults are the service's (REST verbs, the CRS's content types and
+    every +json type, UTF-8 on). The content types' default is the service's alone: unset, the block leaves
+    the key out of the settings file.
 
     Mutation check (done once, restored): leaving validate_utf8 out of components/waf.settings turned
-    [utf8-off] red."""
+    [utf8-off] red. Mutation waf-content-types-default-in-block (the CRS's list back as the schema's
+    default, shadowing the service's) turns [defaults-are-the-services] red."""
     cfg = with_gateway({"waf": {"enabled": True, "default_policy": {"enabled": True}, **waf}})
     data = yaml.safe_load(find(cfg, "ConfigMap")["data"]["waf.yaml"])
+    loaded = service_settings(data, tmp_path)  # what the service makes of the rendered file
     defaults = service_settings({}, tmp_path)  # the service's own defaults
     for key in ("allowed_methods", "allowed_request_content_types", "validate_utf8"):
-        assert data[key] == expected.get(key, defaults[key])
+        assert loaded[key] == expected.get(key, defaults[key])
+    if "allowed_request_content_types" not in waf:
+        assert "allowed_request_content_types" not in data
+        assert "application/*+json" in loaded["allowed_request_content_types"]
 
 
 @pytest.mark.go_binary

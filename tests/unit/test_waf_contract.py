@@ -42,7 +42,6 @@ SETTINGS_KEYS = (
     "paranoia_level",
     "anomaly_threshold",
     "allowed_methods",
-    "allowed_request_content_types",
     "validate_utf8",
     "exclude_rule_ids",
     "exclude_rule_tags",
@@ -50,7 +49,8 @@ SETTINGS_KEYS = (
     "body",
     "response_inspection",
     "block_status",
-    # workers and the hostile-body bounds, passed under their own names when set: a key added there is drawn here.
+    # workers, the hostile-body bounds and the allowed media types, passed under their own names when set: a key
+    # added there is drawn here.
     *waf_component.OPTIONAL_SETTINGS,
 )
 # extra_directives is free text: the schema cannot draw it. Valid directives of each kind the block's

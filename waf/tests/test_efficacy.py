@@ -15,13 +15,15 @@ from typing import Any
 
 import pytest
 
-from envoy_waf import benign, efficacy, fresh
+from envoy_waf import benign, efficacy, fresh, third
 from envoy_waf.traffic import CORPORA, SPLITS, Request, make, read, split_of, write
 
 SLICE = 100  # requests of each corpus: about 330 in all, under a minute per configuration here
 
 
-@pytest.mark.parametrize(("name", "script"), [("benign-modern", benign), ("benign-fresh", fresh)])
+@pytest.mark.parametrize(
+    ("name", "script"), [("benign-modern", benign), ("benign-fresh", fresh), ("benign-third", third)]
+)
 def test_benign_corpus_is_what_its_script_makes(tmp_path: Path, name: str, script: Any) -> None:
     out = tmp_path / "benign.jsonl"
     write(out, script.generate())
@@ -45,6 +47,27 @@ def test_fresh_corpus_is_held_out_whole_and_new() -> None:
     # benign-modern's held-out half was read while tuning: the efficacy run counts it whole as tuning data.
     assert {efficacy._whole(r).split for r in tuned} == {"tuning"}
     assert {efficacy._whole(r).split for r in requests} == {"heldout"}
+
+
+def test_third_corpus_is_held_out_whole_and_of_other_kinds() -> None:
+    """benign-third is a second held-out benign set: every request held out, none of the other benign corpora's
+    bodies or paths (but standard ones), families of its own kinds beside the shared ones, at least 1,000
+    requests, and the +json media types at the share APIs send them (a few percent), not inflated."""
+    requests = list(read(CORPORA / "benign-third.jsonl", attack=False))
+    others = [r for n in ("benign-modern", "benign-fresh") for r in read(CORPORA / f"{n}.jsonl", attack=False)]
+    assert len(requests) >= 1000
+    assert all(r.split == "heldout" for r in requests)
+    assert {efficacy._whole(r).split for r in requests} == {"heldout"}
+    # Every site has a home page, and every OpenID provider its discovery document at the same path.
+    seen = {r.body for r in others if r.body} | {r.path for r in others if r.path != "/"}
+    standard = {"/.well-known/openid-configuration"}
+    assert not [r.id for r in requests if (r.body or r.path) in seen - standard]
+    new_kinds = {"oauth", "openapi", "iac", "ci", "chat", "bulk", "s3", "jsonapi", "kubectl"}
+    assert new_kinds <= {r.family for r in requests}
+    assert not new_kinds & {r.family for r in others}
+    media = [{k.lower(): v for k, v in r.headers}.get("content-type", "").split(";")[0] for r in requests]
+    plus_json = sum(m.startswith("application/") and m.endswith("+json") for m in media)
+    assert 0.03 * len(requests) <= plus_json <= 0.08 * len(requests), plus_json
 
 
 @pytest.mark.parametrize("name", ["benign-modern", "payloadsallthethings"])
@@ -131,18 +154,26 @@ def test_search_exclusion_is_for_plain_text_only(crs: str) -> None:
         assert verdicts["pl2"][req.id] == "blocked", (req.id, "plain level 2 blocks every probe")
 
 
+# Per held-out benign corpus: the least share each profile passes (the whole run, docs/waf.md, 2026-12-07: the
+# level 2 and 3 profiles passed 90.9% and 83.8% of benign-fresh, 70.9% and 65.0% of benign-third, less a
+# slice's spread), and how many times more its plain level blocks (at least 4.6 and 2.0 on the whole run).
+HELD_OUT_FLOOR = {"benign-fresh": (0.8, 3.0), "benign-third": (0.55, 1.3)}
+
+
 @pytest.mark.parametrize(("base", "profile"), PAIRS)
 def test_profile_passes_modern_traffic(outcomes: dict[str, list[efficacy.Outcome]], base: str, profile: str) -> None:
     """On the traffic it was tuned on (benign-modern) the profile passes nearly everything its level blocks; on
-    the held-out benign set (benign-fresh) it passes most of it, short of the issue's goal (docs/waf.md: 86.8%
-    and 80.6% of benign-fresh on the whole run, where the goal is 99%): these bounds guard what was measured."""
+    each held-out benign set it passes more than its level and most of it, short of the issue's goal (99%):
+    benign-fresh (the same families as the tuning corpus, other shapes) more than benign-third (other kinds
+    of requests, whose conventions no exclusion names). These bounds guard what was measured."""
     plain, tuned = (efficacy.summarize(n, outcomes[n]) for n in (base, profile))
     seen = plain.totals(attack=False, split="tuning"), tuned.totals(attack=False, split="tuning")
     assert seen[0].blocked > 10 * max(seen[1].blocked, 1), seen  # the exclusions are what passes them
     assert seen[1].rate(attack=False) >= 0.97, seen
-    fresh = plain.totals(attack=False, split="heldout"), tuned.totals(attack=False, split="heldout")
-    assert fresh[0].blocked > 3 * fresh[1].blocked, fresh
-    assert fresh[1].rate(attack=False) >= 0.8, fresh
+    for corpus, (floor, times) in HELD_OUT_FLOOR.items():
+        held = plain.corpus[corpus, "heldout"], tuned.corpus[corpus, "heldout"]
+        assert held[0].blocked > times * held[1].blocked, (corpus, held)
+        assert held[1].rate(attack=False) >= floor, (corpus, held)
     attacks = tuned.totals(attack=True, split="heldout")
     assert attacks.rate(attack=True) >= 0.85, attacks
 

@@ -329,3 +329,60 @@ func TestBodyLaneRefusesWhenFull(t *testing.T) {
 		t.Errorf("%d slots still held after the verdict", n)
 	}
 }
+
+// +json media types on the real CRS: by default each is parsed as JSON (the rules read its values, and a body
+// that is not JSON is refused) and passes 920420 like application/json; a user's own list without
+// application/*+json refuses them again; types that are not +json stay refused; a +json type a user lists by
+// name is parsed as JSON too. PL1 throughout (the default).
+func TestJSONSuffixTypes(t *testing.T) {
+	const (
+		benign = `{"data":{"type":"address","attributes":{"city":"Wien","label":"Büro"}}}`
+		attack = `{"data":{"attributes":{"q":"<script>alert(1)</script>"}}}`
+	)
+	defaults := start(t, nil)
+	own := start(t, func(s *settings.Settings) { s.AllowedRequestContentTypes = []string{"application/json"} })
+	named := start(t, func(s *settings.Settings) { s.AllowedRequestContentTypes = []string{"application/vnd.api+json"} })
+	only := start(t, func(s *settings.Settings) { s.AllowedRequestContentTypes = []string{settings.JSONSuffixTypes} })
+	tests := []struct {
+		name        string
+		h           *harness
+		contentType string
+		body        string
+		want        int
+		matched     string // where the blocking rule matched, when it is a value of the parsed body
+	}{
+		{"json:api", defaults, "application/vnd.api+json", benign, 0, ""},
+		{"merge patch with charset", defaults, "application/merge-patch+json; charset=utf-8", benign, 0, ""},
+		{"cloudevents", defaults, "application/cloudevents+json", `{"specversion":"1.0","data":{"id":1}}`, 0, ""},
+		{"upper case", defaults, "Application/Problem+JSON", benign, 0, ""},
+		{"attack in a value", defaults, "application/vnd.api+json", attack, 403, "ARGS:json.data.attributes.q"},
+		{"attack in a merge patch", defaults, "application/merge-patch+json", attack, 403, "ARGS:json.data.attributes.q"},
+		{"not JSON", defaults, "application/vnd.api+json", "q=<b>hi</b>", 400, ""},
+		{"json-seq", defaults, "application/geo+json-seq", benign, 403, ""},
+		{"ndjson", defaults, "application/x-ndjson", benign, 403, ""},
+		{"the list's entry as a type", defaults, "application/*+json", benign, 403, ""},
+		{"a user's list", own, "application/vnd.api+json", benign, 403, ""},
+		{"a user's list, application/json", own, "application/json", benign, 0, ""},
+		{"named by a user", named, "application/vnd.api+json", benign, 0, ""},
+		{"named by a user, attack", named, "application/vnd.api+json", attack, 403, "ARGS:json.data.attributes.q"},
+		{"only +json allowed", only, "application/vnd.api+json", benign, 0, ""},
+		{"only +json allowed, json", only, "application/json", benign, 403, ""},
+		{"only +json allowed, form", only, "application/x-www-form-urlencoded", "a=b", 403, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := len(tt.h.out.lines(t))
+			got := tt.h.exchange(t, headers("POST", "/api/v2/things", map[string]string{"content-type": tt.contentType}, false, ""), body(tt.body))
+			if got != tt.want {
+				t.Fatalf("%s: %d, want %d (audit: %+v)", tt.contentType, got, tt.want, tt.h.out.lines(t)[before:])
+			}
+			if tt.matched == "" {
+				return
+			}
+			lines := tt.h.out.lines(t)[before:]
+			if len(lines) != 1 || !strings.Contains(strings.Join(lines[0].Matched, "|"), tt.matched) {
+				t.Errorf("matched: %+v, want a rule at %s", lines, tt.matched)
+			}
+		})
+	}
+}

@@ -42,6 +42,27 @@ var CRSContentTypes = []string{
 	"application/json",
 }
 
+// JSONSuffixTypes, in allowed_request_content_types, allows every media type the engine parses as JSON by
+// its +json suffix (jsonSuffixType: application/merge-patch+json, application/vnd.api+json, ...). A list
+// cannot name them all: vendors mint their own (application/vnd.github+json). Allowing them is as safe as
+// allowing application/json because every such body is parsed as JSON (rule 200006, whatever the list
+// says) and one that does not parse is refused (200002): CRS's bypass warning (crs-setup.conf.example,
+// 900220) is about types that engage no body processor, which this never allows. Types with the suffix
+// that the pattern does not take (an underscore, +json-seq) stay refused by 920420, never unparsed.
+const JSONSuffixTypes = "application/*+json"
+
+// DefaultContentTypes is the default allowed_request_content_types: the CRS's list and the +json types.
+var DefaultContentTypes = append(append([]string(nil), CRSContentTypes...), JSONSuffixTypes)
+
+// jsonSuffixType is a media type that declares JSON syntax by its +json suffix (RFC 6839), as Coraza's
+// recommended configuration (its optional rule 200006) matches it, without parameters.
+const jsonSuffixType = `application/[a-z0-9.-]+[+]json`
+
+// JSONSuffixContentType is the Content-Type pattern (lowercased value) the engine parses as JSON besides
+// application/json (rule 200001): a +json type alone or before its parameters, never +json-seq. Its group
+// is the media type, as 920420 compares it (rule 200007).
+const JSONSuffixContentType = `^(` + jsonSuffixType + `)[ \t]*(?:;|$)`
+
 // methodRe, mediaRe and tagRe are config.schema.json's $defs http_method, media_type and rule_tag patterns,
 // character for character, so the service accepts exactly what the block renders: tests/unit/test_waf_grammar.py
 // compares them and runs testdata/grammar.json through the schema, as TestGrammarMatchesTheSchema runs it
@@ -49,8 +70,9 @@ var CRSContentTypes = []string{
 var (
 	// An HTTP method as CRS compares it (case-sensitive, space-separated list).
 	methodRe = regexp.MustCompile(`^[A-Z][A-Z-]{0,31}$`)
-	// A media type without parameters, lower case (CRS lowercases the request's before comparing).
-	mediaRe = regexp.MustCompile(`^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$`)
+	// A media type without parameters, lower case (CRS lowercases the request's before comparing), or
+	// JSONSuffixTypes.
+	mediaRe = regexp.MustCompile(`^(?:[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*|application/[*][+]json)$`)
 	// A rule tag as SecRuleRemoveByTag takes it inside double quotes, without control characters: a newline or
 	// carriage return would end the directive, and none belongs in a tag.
 	tagRe = regexp.MustCompile(`^[^"\\\x00-\x1f]+$`)
@@ -99,7 +121,7 @@ func Defaults() Settings {
 		ParanoiaLevel:              1,
 		InboundAnomalyThreshold:    5,
 		AllowedMethods:             append([]string(nil), RESTMethods...),
-		AllowedRequestContentTypes: append([]string(nil), CRSContentTypes...),
+		AllowedRequestContentTypes: append([]string(nil), DefaultContentTypes...),
 		ValidateUTF8:               true,
 		BodyLimit:                  131072,
 		BodyLimitAction:            "reject",
@@ -303,9 +325,21 @@ func (s Settings) Directives() (string, error) {
 	if s.Mode == "detect" {
 		engine = "DetectionOnly"
 	}
-	types := make([]string, len(s.AllowedRequestContentTypes))
-	for i, m := range s.AllowedRequestContentTypes {
-		types[i] = "|" + m + "|"
+	// CRS compares the request's media type with this string (920420, @within): the +json entry is no media
+	// type, so it becomes a rule that adds the request's own +json type (200007) instead.
+	var types []string
+	jsonSuffix := false
+	for _, m := range s.AllowedRequestContentTypes {
+		if m == JSONSuffixTypes {
+			jsonSuffix = true
+			continue
+		}
+		types = append(types, "|"+m+"|")
+	}
+	if len(types) == 0 {
+		// Only application/*+json: the engine refuses an empty setvar, and CRS would fill in its own list for
+		// an unset one. No media type 920420 captures holds a space, so this allows none by itself.
+		types = []string{"| |"}
 	}
 	lines := []string{
 		"SecRuleEngine " + engine,
@@ -323,6 +357,9 @@ func (s Settings) Directives() (string, error) {
 		// before this (xmlguard).
 		fmt.Sprintf(`SecRule REQUEST_HEADERS:Content-Type "%s" "id:200000,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=XML"`, XMLContentType),
 		`SecRule REQUEST_HEADERS:Content-Type "^application/json" "id:200001,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=JSON"`,
+		// Every +json type too, allowed or not: a type a user allows must never be read as raw text (a JSON
+		// attack would pass the rules that read values), and one that is refused stays refused by 920420.
+		fmt.Sprintf(`SecRule REQUEST_HEADERS:Content-Type "%s" "id:200006,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=JSON"`, JSONSuffixContentType),
 		// A body that does not parse is refused (an empty one, a DELETE with a Content-Type, is never
 		// parsed). logdata: the parser's reason in the log, never the body.
 		`SecRule REQBODY_ERROR "!@eq 0" "id:200002,phase:2,t:none,log,deny,status:400,msg:'Failed to parse request body.',logdata:'%{reqbody_error_msg}'"`,
@@ -342,6 +379,13 @@ func (s Settings) Directives() (string, error) {
 		fmt.Sprintf(`SecAction "id:900110,phase:1,pass,t:none,nolog,setvar:tx.inbound_anomaly_score_threshold=%d,setvar:tx.outbound_anomaly_score_threshold=4"`, s.InboundAnomalyThreshold),
 		fmt.Sprintf(`SecAction "id:900200,phase:1,pass,t:none,nolog,setvar:'tx.allowed_methods=%s'"`, strings.Join(s.AllowedMethods, " ")),
 		fmt.Sprintf(`SecAction "id:900220,phase:1,pass,t:none,nolog,setvar:'tx.allowed_request_content_type=%s'"`, strings.Join(types, " ")),
+	)
+	if jsonSuffix {
+		// After 900220, before 920420 reads the list (REQUEST-920, later in phase 1): the request's own
+		// media type, lowercased as 920420 compares it, when it is one that 200006 parses as JSON.
+		lines = append(lines, fmt.Sprintf(`SecRule REQUEST_HEADERS:Content-Type "@rx %s" "id:200007,phase:1,t:none,t:lowercase,pass,nolog,capture,setvar:'tx.allowed_request_content_type=%%{tx.allowed_request_content_type} |%%{tx.1}|'"`, JSONSuffixContentType))
+	}
+	lines = append(lines,
 		fmt.Sprintf(`SecAction "id:900950,phase:1,pass,t:none,nolog,setvar:tx.crs_validate_utf8_encoding=%d"`, b2i(s.ValidateUTF8)),
 		fmt.Sprintf(`SecAction "id:900990,phase:1,pass,t:none,nolog,tag:'OWASP_CRS',ver:'OWASP_CRS/%s',setvar:tx.crs_setup_version=%s"`, CRSVersion, strings.ReplaceAll(CRSVersion, ".", "")),
 	)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -31,6 +32,89 @@ func TestDefaults(t *testing.T) {
 	}
 	if s.Mode != "block" || s.ParanoiaLevel != 1 || s.BodyLimit != 131072 || s.Listen != "0.0.0.0:9002" || s.MetricsPort != 9090 {
 		t.Fatalf("defaults: %+v", s)
+	}
+}
+
+// TestDefaultContentTypes: unset, allowed_request_content_types is the CRS's list and every +json type (the
+// block leaves the key out unless the user sets it). Mutation waf-json-suffix-default: the default without
+// JSONSuffixTypes -> red.
+func TestDefaultContentTypes(t *testing.T) {
+	s, err := Parse([]byte("crs_dir: " + crs(t) + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(append([]string(nil), CRSContentTypes...), "application/*+json")
+	if strings.Join(s.AllowedRequestContentTypes, " ") != strings.Join(want, " ") {
+		t.Fatalf("default content types %v, want %v", s.AllowedRequestContentTypes, want)
+	}
+	d, err := s.Directives()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The CRS's own list goes to 900220 as the CRS writes it; the +json entry is a rule, never a listed type.
+	crsList := "setvar:'tx.allowed_request_content_type=|application/x-www-form-urlencoded| |multipart/form-data| |text/xml| |application/xml| |application/soap+xml| |application/json|'"
+	if !strings.Contains(d, crsList) || !strings.Contains(d, "id:200007,") || strings.Contains(d, "|application/*+json|") {
+		t.Errorf("directives of the default content types:\n%s", d)
+	}
+	// A list of the user's own without the entry: no +json type is added to it.
+	s.AllowedRequestContentTypes = []string{"application/json"}
+	if d, _ = s.Directives(); strings.Contains(d, "id:200007,") {
+		t.Error("200007 rendered for a list without application/*+json")
+	}
+}
+
+// TestJSONMediaTypes: which Content-Type values the engine parses as JSON by their +json suffix (rule
+// 200006, lowercased as the engine's t:lowercase does; application/json itself is rule 200001's), and
+// which media type rule 200007 adds to the allowed list for them. Mutation waf-json-suffix-parsed: rule
+// 200006 without its requestBodyProcessor=JSON -> red.
+func TestJSONMediaTypes(t *testing.T) {
+	re := regexp.MustCompile(JSONSuffixContentType)
+	tests := []struct {
+		contentType string
+		mediaType   string // the group 200007 adds, "" when the pattern must not match
+	}{
+		{"application/vnd.api+json", "application/vnd.api+json"},
+		{"application/merge-patch+json; charset=utf-8", "application/merge-patch+json"},
+		{"application/strategic-merge-patch+json", "application/strategic-merge-patch+json"},
+		{"application/cloudevents+json;charset=utf-8", "application/cloudevents+json"},
+		{"application/vnd.github.v3+json ; q=1", "application/vnd.github.v3+json"},
+		{"application/problem+json\t", "application/problem+json"},
+		{"application/json", ""},            // rule 200001's
+		{"application/json-seq", ""},        // JSON text sequences: not one JSON document
+		{"application/geo+json-seq", ""},    // the same, with a suffix
+		{"application/x+jsonp", ""},         // JSONP is script
+		{"application/*+json", ""},          // the list's entry is no media type a client may send
+		{"application/vnd.my_app+json", ""}, // outside Coraza's pattern: refused by 920420, never unparsed
+		{"text/x+json", ""},                 // not application/
+		{"multipart/form-data; boundary=a+json", ""},
+		{"application/x-www-form-urlencoded;boundary=\"application/vnd.x+json\"", ""},
+	}
+	for _, tt := range tests {
+		got := ""
+		if m := re.FindStringSubmatch(strings.ToLower(tt.contentType)); m != nil {
+			got = m[1]
+		}
+		if got != tt.mediaType {
+			t.Errorf("%q: matched %q, want %q", tt.contentType, got, tt.mediaType)
+		}
+	}
+	s := Defaults()
+	s.CRSDir = crs(t)
+	d, err := s.Directives()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`SecRule REQUEST_HEADERS:Content-Type "` + JSONSuffixContentType + `" "id:200006,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=JSON"`,
+		`SecRule REQUEST_HEADERS:Content-Type "@rx ` + JSONSuffixContentType + `" "id:200007,`,
+	} {
+		if !strings.Contains(d, want) {
+			t.Errorf("directives lack %s", want)
+		}
+	}
+	// 200007 comes after 900220 sets the list (it appends to it) and before the CRS reads it.
+	if i, j, k := strings.Index(d, "id:900220,"), strings.Index(d, "id:200007,"), strings.Index(d, "Include "); !(i < j && j < k) {
+		t.Errorf("200007 at %d, 900220 at %d, the CRS at %d", j, i, k)
 	}
 }
 

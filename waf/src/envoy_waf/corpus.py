@@ -47,10 +47,22 @@ CORPUS_SETUP = (
 )
 # The corpus tests the CRS's own method list (911100 expects DELETE to be flagged), not the service's REST one.
 CRS_METHODS = ("GET", "HEAD", "POST", "OPTIONS")
+# ... and the CRS's own content types (920420 expects application/cloudevents+json to be flagged), not the
+# service's default, which adds every +json type: read from the release's crs-setup.conf.example (900220).
+_CRS_CONTENT_TYPES = re.compile(r"^#\s*setvar:'tx\.allowed_request_content_type=([^']*)'", re.MULTILINE)
+
 KNOWN_FILE = Path(__file__).resolve().parents[2] / "CRS-CORPUS.md"
 KNOWN_START, KNOWN_END = "<!-- known-limitations:start -->", "<!-- known-limitations:end -->"
 KINDS = ("coraza", "http", "envoy")
 _REPEAT = re.compile(r'\{\{\s*"([^"]*)"\s*\|\s*repeat\s+(\d+)\s*\}\}')
+
+
+def crs_content_types(crs: Path) -> list[str]:
+    """The CRS release's default allowed request content types, as its crs-setup.conf.example lists them."""
+    found = _CRS_CONTENT_TYPES.search((crs / "crs-setup.conf.example").read_text(encoding="utf-8"))
+    if not found:
+        raise RuntimeError(f"{crs}/crs-setup.conf.example names no tx.allowed_request_content_type")
+    return [t.strip("|") for t in found.group(1).split()]
 
 
 def corpus_settings(crs: Path) -> dict[str, Any]:
@@ -60,6 +72,7 @@ def corpus_settings(crs: Path) -> dict[str, Any]:
         "mode": "detect",
         "paranoia_level": 4,
         "allowed_methods": CRS_METHODS,
+        "allowed_request_content_types": crs_content_types(crs),
         "setup_directives": CORPUS_SETUP,
         "body_limit": 1_048_576,
         "inspect_response": True,

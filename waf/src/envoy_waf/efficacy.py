@@ -12,7 +12,10 @@ held-out half by a hash of its ids (traffic.split_of):
   held-out half was read while the curated exclusions were tuned (2026-12-06), so the whole corpus counts as
   tuning data now (WHOLE);
 - benign-fresh: a second benign corpus written after the exclusions were frozen (envoy_waf.fresh), from
-  other texts and templates: the benign held-out set, whole;
+  other texts and templates: a benign held-out set, whole;
+- benign-third: a third benign corpus of other kinds of requests (envoy_waf.third: OAuth flows, API
+  documents, infrastructure as code, CI, chat, bulk uploads, S3, JSON:API, kubectl patches, other
+  webhooks, searches in many languages), written before the WAF parsed `+json` types: held out, whole;
 - payloadsallthethings: a public payload collection (envoy_waf.payloads); a passed one is a miss;
 - crs-regression: the CRS regression corpus's positive stages (those expecting a rule of REQUEST-9xx to
   fire), read from ../shared/crs, less the stages CRS-CORPUS.md lists as changed by Envoy.
@@ -51,9 +54,10 @@ from .testbed import Backend, EnvoyProcess, WAFProcess
 from .traffic import CORPORA, Request, read, split_of
 
 REPO = Path(__file__).resolve().parents[3]
-BENIGN = ("benign-modern", "benign-fresh")
-# Corpora measured whole as one half: benign-modern was tuned on (both halves seen), benign-fresh is held out.
-WHOLE = {"benign-modern": "tuning", "benign-fresh": "heldout"}
+BENIGN = ("benign-modern", "benign-fresh", "benign-third")
+# Corpora measured whole as one half: benign-modern was tuned on (both halves seen), benign-fresh and
+# benign-third are held out.
+WHOLE = {"benign-modern": "tuning", "benign-fresh": "heldout", "benign-third": "heldout"}
 ATTACKS = ("payloadsallthethings",)
 CRS_NAME = "crs-regression"
 # Rules that only add up or report the score: never the reason a request matched.
@@ -274,8 +278,11 @@ class Summary:
     family: dict[tuple[str, str, str], Tally] = field(default_factory=dict)  # (corpus, family, split)
     fp_rules: collections.Counter[int] = field(default_factory=collections.Counter)
     fp_rule_families: dict[int, set[str]] = field(default_factory=lambda: collections.defaultdict(set))
-    fp_heldout: collections.Counter[int] = field(default_factory=collections.Counter)  # held-out benign only
-    fp_heldout_families: dict[int, set[str]] = field(default_factory=lambda: collections.defaultdict(set))
+    # Held-out benign only, per corpus (benign-fresh and benign-third are two held-out sets, read apart).
+    fp_heldout: dict[str, collections.Counter[int]] = field(
+        default_factory=lambda: collections.defaultdict(collections.Counter)
+    )
+    fp_heldout_families: dict[tuple[str, int], set[str]] = field(default_factory=lambda: collections.defaultdict(set))
     attack: dict[str, bool] = field(default_factory=dict)
 
     def totals(self, attack: bool, split: str) -> Tally:
@@ -300,8 +307,8 @@ def summarize(config: str, outcomes: Iterable[Outcome]) -> Summary:
                 s.fp_rules[rule] += 1
                 s.fp_rule_families[rule].add(r.family)
                 if r.split == "heldout":
-                    s.fp_heldout[rule] += 1
-                    s.fp_heldout_families[rule].add(r.family)
+                    s.fp_heldout[r.corpus][rule] += 1
+                    s.fp_heldout_families[r.corpus, rule].add(r.family)
     return s
 
 
@@ -357,12 +364,16 @@ def report(summaries: Sequence[Summary]) -> str:
         top = ", ".join(f"{rule} x{n} ({'/'.join(sorted(s.fp_rule_families[rule]))})" for rule, n in ranked[:TOP])
         more = f", and {len(ranked) - TOP} more rules" if len(ranked) > TOP else ""
         lines.append(f"- {s.config}: {top or 'none'}{more}")
-    lines += ["", "The same for the held-out benign requests only:", ""]
-    for s in summaries:
-        ranked = sorted(s.fp_heldout.items(), key=lambda kv: (-kv[1], kv[0]))
-        top = ", ".join(f"{rule} x{n} ({'/'.join(sorted(s.fp_heldout_families[rule]))})" for rule, n in ranked[:TOP])
-        more = f", and {len(ranked) - TOP} more rules" if len(ranked) > TOP else ""
-        lines.append(f"- {s.config}: {top or 'none'}{more}")
+    for corpus in sorted({c for s in summaries for c in s.fp_heldout}):
+        lines += ["", f"The same for the held-out benign corpus {corpus} only:", ""]
+        for s in summaries:
+            counts = s.fp_heldout.get(corpus, collections.Counter())
+            ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+            top = ", ".join(
+                f"{rule} x{n} ({'/'.join(sorted(s.fp_heldout_families[corpus, rule]))})" for rule, n in ranked[:TOP]
+            )
+            more = f", and {len(ranked) - TOP} more rules" if len(ranked) > TOP else ""
+            lines.append(f"- {s.config}: {top or 'none'}{more}")
     return "\n".join(lines) + "\n"
 
 

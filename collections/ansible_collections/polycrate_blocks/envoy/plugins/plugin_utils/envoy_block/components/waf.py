@@ -29,9 +29,16 @@ METRICS_PORT = 9090
 ROLE = "waf"
 CONFIG_FILE = "waf.yaml"
 # waf.* keys passed to the service's settings file under the same name, only when set: the pod's CPUs
-# (GOMAXPROCS) and the hostile-body bounds (issue 26: parts per multipart body, bodies inspected at once, how
-# long a body waits for a slot).
-OPTIONAL_SETTINGS = ("workers", "max_multipart_parts", "body_inspections", "body_queue_timeout_ms")
+# (GOMAXPROCS), the hostile-body bounds (issue 26: parts per multipart body, bodies inspected at once, how
+# long a body waits for a slot) and the allowed request media types, whose default (the CRS's list and every
+# +json type) is the service's alone (waf/internal/settings.DefaultContentTypes), never a copy here.
+OPTIONAL_SETTINGS = (
+    "workers",
+    "max_multipart_parts",
+    "body_inspections",
+    "body_queue_timeout_ms",
+    "allowed_request_content_types",
+)
 # Route kinds on the HTTP listeners a Gateway-level WAF policy covers (Envoy Gateway applies a
 # Gateway-level EnvoyExtensionPolicy to HTTP listeners only: internal/gatewayapi/envoyextensionpolicy.go).
 ROUTE_KINDS = ("HTTPRoute", "GRPCRoute")
@@ -70,7 +77,6 @@ def settings(config: Config) -> dict[str, Any]:
         "paranoia_level": waf["paranoia_level"],
         "inbound_anomaly_threshold": waf["anomaly_threshold"],
         "allowed_methods": list(waf["allowed_methods"]),
-        "allowed_request_content_types": list(waf["allowed_request_content_types"]),
         "validate_utf8": waf["validate_utf8"],
         "exclude_rule_ids": list(waf["exclude_rule_ids"]),
         "exclude_rule_tags": list(waf["exclude_rule_tags"]),
@@ -91,7 +97,7 @@ def settings(config: Config) -> dict[str, Any]:
     # the pods' checksum) unchanged.
     for key in OPTIONAL_SETTINGS:
         if waf.get(key) is not None:
-            out[key] = waf[key]
+            out[key] = list(waf[key]) if isinstance(waf[key], list | tuple) else waf[key]
     return out
 
 
