@@ -536,11 +536,13 @@ class Node:
             h.sh("sysctl", "-qw", f"{key}=1")
 
     def runtime(self, images: list[Path]) -> None:
-        """containerd, with every image imported (never pulled)."""
+        """containerd, with every image imported (never pulled). Not unpacked: the CRI unpacks an image when a
+        container first needs it, so a node holds only its layers' blobs for the images no pod of its runs (the
+        older releases, the conformance backends): six nodes at once had filled CI's disk."""
         make_cgroup_root(self.cgroup_root)
         self._containerd()
         for archive in images:
-            self.ctr("images", "import", "--local", str(archive))
+            self.ctr("images", "import", "--local", "--no-unpack", str(archive))
         from tools.oci.images import WAF_REF
 
         if WAF_REF in self.ctr("images", "ls", "-q").split():

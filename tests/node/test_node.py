@@ -4,7 +4,9 @@ never pulls an image (every image is imported; pull policy IfNotPresent as users
 
 from __future__ import annotations
 
+import hashlib
 import json
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -15,9 +17,10 @@ import pytest
 import requests
 
 from tests.harness.api import Api, ApiError
+from tests.harness.controlplane import binary
 from tests.harness.node import NODE_NAME, deployment_ready, pull_attempts
 from tests.harness.procs import wait_until
-from tools.oci.images import ECHO_REF
+from tools.oci.images import ECHO_REF, EG_REPOSITORY, ENVOY_REPOSITORY
 
 READY_DELAY = 4  # seconds the echo backend answers 503 on /healthz after start
 
@@ -160,3 +163,39 @@ def test_no_image_was_pulled(api: Api) -> None:
     # IfNotPresent with the image imported: the kubelet says so instead of pulling.
     assert events
     assert all("already present on machine" in e["message"] for e in events), [e["message"] for e in events]
+
+
+def ctr(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """The node's containerd (the test runs in its namespaces), in the CRI's namespace."""
+    cmd = [binary("ctr"), "--address", "/run/containerd/containerd.sock", "-n", "k8s.io", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, check=check)
+
+
+def content(blob: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(ctr("content", "get", blob).stdout)
+    return data
+
+
+def unpacked(manifest: str) -> bool:
+    """Whether the image's top snapshot exists (its chain id: the layers' diff ids folded by sha256)."""
+    diff_ids = content(content(manifest)["config"]["digest"])["rootfs"]["diff_ids"]
+    chain = diff_ids[0]
+    for diff in diff_ids[1:]:
+        chain = "sha256:" + hashlib.sha256(f"{chain} {diff}".encode()).hexdigest()
+    done = ctr("snapshots", "--snapshotter", "overlayfs", "info", chain, check=False)
+    return done.returncode == 0
+
+
+def test_the_node_stores_each_image_once_and_unpacks_only_what_runs() -> None:
+    """The node's disk: every Envoy tag is one image (one set of blobs), and an image no pod has run is imported
+    but not unpacked (six nodes at once each unpacking every image had filled CI's disk)."""
+    digests = {}
+    for line in ctr("images", "ls").stdout.splitlines()[1:]:
+        name, _, digest = line.split()[:3]
+        digests[name] = digest
+    assert unpacked(digests[ECHO_REF]), "the echo backend ran above: its snapshot must exist"
+    idle = [n for n in digests if n.startswith(f"{EG_REPOSITORY}:")]
+    assert idle
+    assert not any(unpacked(digests[n]) for n in idle), "no Envoy Gateway pod runs here: nothing to unpack"
+    envoy = {d for n, d in digests.items() if n.startswith(f"{ENVOY_REPOSITORY}:")}
+    assert len(envoy) == 1, sorted(n for n in digests if n.startswith(ENVOY_REPOSITORY))

@@ -212,6 +212,19 @@ class Store:
         self._record(ref, key)
         return str(self.image_id(ref))
 
+    def alias(self, ref: str, source: str) -> str:
+        """`ref` as another name of the image `source` (buildah tag): the same id, so the same layers in every
+        archive, and a node's containerd stores and unpacks them once however many names it imports."""
+        image = self.image_id(source)
+        if image is None:
+            raise OCIError(f"no image {source} in {self.path}")
+        if self.image_id(ref) == image:
+            return image
+        self._need_build(ref)
+        self.buildah("tag", source, ref, what=f"tag {source} as {ref}")
+        self._record(ref, digest("alias", source, image))
+        return image
+
     def build(
         self,
         ref: str,

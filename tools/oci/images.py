@@ -393,13 +393,19 @@ def node_images(store: Store) -> list[str]:
     docs/testing.md), and the WAF image from waf/Dockerfile. Returns their references."""
     node_own_images(store)
     binaries = envoy_gateway_binaries()
+    envoy = ""
     for ref in node_image_refs():
         repo, _, tag = ref.rpartition(":")
         if repo == EG_REPOSITORY:
             _static(store, ref, binaries[tag], entrypoint=("/usr/local/bin/envoy-gateway",))
+        elif repo == ENVOY_REPOSITORY and envoy:
+            # Every Envoy tag holds the same binary: one image under each name, so each node stores and unpacks
+            # its 107 MB once, not once per tag (CI's disk ran out with six nodes holding four copies each).
+            store.alias(ref, envoy)
         elif repo == ENVOY_REPOSITORY:
             # The proxies run `envoy` by name; glibc and friends from the distroless cc root file system.
             config = ImageConfig(env={"PATH": PATH}, user=NONROOT, entrypoint=("/usr/local/bin/envoy",))
             store.stand_in(ref, config, distroless_cc_rootfs(store), {"/usr/local/bin/envoy": envoy_binary()})
+            envoy = ref
     waf_image(store)
     return node_image_refs()
