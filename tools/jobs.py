@@ -13,6 +13,7 @@ one core), the jobs that need them after.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -50,6 +51,23 @@ def _finish(job: Job, code: int) -> None:
     job.log.unlink()
 
 
+@dataclass
+class DiskWatch:
+    """The least free disk seen under each folder's file system while the jobs ran: when a job stops with
+    `no space left on device`, the last lines say how close the others came (CI's machines differ in disk)."""
+
+    folders: list[Path]
+    least: dict[Path, int] | None = None
+
+    def sample(self) -> None:
+        free = {folder: shutil.disk_usage(folder).free for folder in self.folders}
+        self.least = free if self.least is None else {f: min(self.least[f], n) for f, n in free.items()}
+
+    def report(self) -> str:
+        seen = self.least or {}
+        return ", ".join(f"{folder} {seen[folder] / 2**30:.1f} GiB" for folder in self.folders if folder in seen)
+
+
 def run(groups: list[list[str]], make: str = "make", gated: list[list[str]] | None = None) -> int:
     """`groups` start at once; with `gated`, its first group is the gate and the rest start once it succeeded."""
     folder = Path(tempfile.mkdtemp(prefix="make-jobs-"))
@@ -60,7 +78,9 @@ def run(groups: list[list[str]], make: str = "make", gated: list[list[str]] | No
     gate_job = jobs[-1] if gate else None
     pending = list(jobs)
     not_started: list[list[str]] = []
+    disk = DiskWatch(sorted({Path.cwd(), Path(tempfile.gettempdir())}))
     while pending:
+        disk.sample()
         for job in list(pending):
             code = job.proc.poll()
             if code is None:
@@ -81,6 +101,7 @@ def run(groups: list[list[str]], make: str = "make", gated: list[list[str]] | No
         print(f"jobs: make {job.name}: {'ok' if job.code == 0 else f'FAILED (exit {job.code})'} in {job.seconds:.0f} s")
     for targets in not_started:
         print(f"jobs: make {' '.join(targets)}: NOT STARTED (make {' '.join(gate or [])} failed)")
+    print(f"jobs: least disk free while they ran: {disk.report()}")
     return 0 if all(job.code == 0 for job in jobs) and not not_started else 1
 
 

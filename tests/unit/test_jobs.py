@@ -3,6 +3,7 @@ never interleaved, every job's exit code counted (a failing one fails the run, a
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,15 @@ def test_a_failed_gate_starts_nothing_after_it_and_fails_the_run(tmp_path: Path)
 
 def test_after_without_a_job_behind_the_gate_is_a_usage_error(tmp_path: Path) -> None:
     assert _run(tmp_path, "early", "--after", "gate").returncode == 2
+
+
+def test_the_last_line_says_the_least_disk_free_while_the_jobs_ran(tmp_path: Path) -> None:
+    done = _run(tmp_path, "a", "b")
+    head = "jobs: least disk free while they ran: "
+    last = done.stdout.splitlines()[-1]
+    assert last.startswith(head), done.stdout
+    # The checkout's and the temp folder's file systems, in GiB, each within its size.
+    seen = dict(item.rsplit(" ", 2)[:2] for item in last.removeprefix(head).split(", "))
+    assert str(Path.cwd()) in seen
+    for folder, gib in seen.items():
+        assert 0 < float(gib) <= shutil.disk_usage(folder).total / 2**30, last
