@@ -419,6 +419,11 @@ def pull_attempts(api: Api) -> list[str]:
     return seen
 
 
+def ctr_command(*args: str) -> list[str]:
+    """`ctr` against the node's containerd, in the CRI's namespace (run where the node's /run is)."""
+    return [binary("ctr"), "--address", "/run/containerd/containerd.sock", "-n", "k8s.io", *args]
+
+
 def node_image_archives(with_block_images: bool) -> list[Path]:
     """OCI archives of the images the node imports, from the store `make images` fills (never built here:
     the node's namespace has no way out). Without `with_block_images`, only the node's own (pause, CoreDNS, the
@@ -492,7 +497,7 @@ class Node:
 
     def ctr(self, *args: str) -> str:
         done = subprocess.run(
-            [*self._prefix(), binary("ctr"), "--address", "/run/containerd/containerd.sock", "-n", "k8s.io", *args],
+            [*self._prefix(), *ctr_command(*args)],
             capture_output=True,
             text=True,
             check=False,
@@ -538,7 +543,7 @@ class Node:
     def runtime(self, images: list[Path]) -> None:
         """containerd, with every image imported (never pulled). Not unpacked: the CRI unpacks an image when a
         container first needs it, so a node holds only its layers' blobs for the images no pod of its runs (the
-        older releases, the conformance backends): six nodes at once had filled CI's disk."""
+        older releases, the conformance backends): seven nodes at once had filled CI's disk."""
         make_cgroup_root(self.cgroup_root)
         self._containerd()
         for archive in images:

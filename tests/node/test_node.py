@@ -17,8 +17,7 @@ import pytest
 import requests
 
 from tests.harness.api import Api, ApiError
-from tests.harness.controlplane import binary
-from tests.harness.node import NODE_NAME, deployment_ready, pull_attempts
+from tests.harness.node import NODE_NAME, ctr_command, deployment_ready, pull_attempts
 from tests.harness.procs import wait_until
 from tools.oci.images import ECHO_REF, EG_REPOSITORY, ENVOY_REPOSITORY
 
@@ -166,9 +165,8 @@ def test_no_image_was_pulled(api: Api) -> None:
 
 
 def ctr(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """The node's containerd (the test runs in its namespaces), in the CRI's namespace."""
-    cmd = [binary("ctr"), "--address", "/run/containerd/containerd.sock", "-n", "k8s.io", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, check=check)
+    """The node's containerd (the test runs in its namespaces)."""
+    return subprocess.run(ctr_command(*args), capture_output=True, text=True, check=check)
 
 
 def content(blob: str) -> dict[str, Any]:
@@ -188,7 +186,7 @@ def unpacked(manifest: str) -> bool:
 
 def test_the_node_stores_each_image_once_and_unpacks_only_what_runs() -> None:
     """The node's disk: every Envoy tag is one image (one set of blobs), and an image no pod has run is imported
-    but not unpacked (six nodes at once each unpacking every image had filled CI's disk)."""
+    but not unpacked (seven nodes at once each unpacking every image had filled CI's disk)."""
     digests = {}
     for line in ctr("images", "ls").stdout.splitlines()[1:]:
         name, _, digest = line.split()[:3]

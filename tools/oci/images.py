@@ -400,7 +400,7 @@ def node_images(store: Store) -> list[str]:
             _static(store, ref, binaries[tag], entrypoint=("/usr/local/bin/envoy-gateway",))
         elif repo == ENVOY_REPOSITORY and envoy:
             # Every Envoy tag holds the same binary: one image under each name, so each node stores and unpacks
-            # its 107 MB once, not once per tag (CI's disk ran out with six nodes holding four copies each).
+            # its 107 MB once, not once per tag (CI's disk ran out with seven nodes holding four copies each).
             store.alias(ref, envoy)
         elif repo == ENVOY_REPOSITORY:
             # The proxies run `envoy` by name; glibc and friends from the distroless cc root file system.
