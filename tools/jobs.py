@@ -7,7 +7,10 @@ too; the jobs after it start when it succeeded (when it fails they are reported 
 code is 0 only if every job's is; the last lines list each job's result. `make test` runs its cluster
 scenarios and its side tasks this way: they mostly wait on pods, so side by side they take the time of the
 longest instead of the sum; and the checks that need no image run while the images are built (a build uses
-one core), the jobs that need them after.
+one core), the jobs that need them after. Since the jobs are bound by the machine's CPU, each job's line says
+the CPU its processes used (make and everything it started and waited for: the tests, Ansible, the control
+planes; not the pods, whose processes containerd's shims parent) and the last lines how busy the machine's
+cores were meanwhile: what a cut must come from.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ class Job:
     started: float
     code: int | None = None
     seconds: float = 0.0
+    cpu: float = 0.0  # user + system seconds of the job's process tree, as reaped (os.wait4)
 
     @property
     def name(self) -> str:
@@ -43,9 +47,19 @@ def _start(targets: list[str], log: Path, make: str) -> Job:
     return Job(targets, log, proc, time.monotonic())
 
 
+def _poll(job: Job) -> int | None:
+    """The job's exit code once it ended, else None; os.wait4 (not Popen.poll) to get its tree's CPU time."""
+    pid, status, usage = os.wait4(job.proc.pid, os.WNOHANG)
+    if pid == 0:
+        return None
+    job.proc.returncode = os.waitstatus_to_exitcode(status)
+    job.cpu = usage.ru_utime + usage.ru_stime
+    return job.proc.returncode
+
+
 def _finish(job: Job, code: int) -> None:
     job.code, job.seconds = code, time.monotonic() - job.started
-    print(f"---- make {job.name}: exit {code} after {job.seconds:.0f} s ----", flush=True)
+    print(f"---- make {job.name}: exit {code} after {job.seconds:.0f} s, CPU {job.cpu:.0f} s ----", flush=True)
     sys.stdout.write(job.log.read_text(encoding="utf-8", errors="replace"))
     sys.stdout.flush()
     job.log.unlink()
@@ -68,6 +82,19 @@ class DiskWatch:
         return ", ".join(f"{folder} {seen[folder] / 2**30:.1f} GiB" for folder in self.folders if folder in seen)
 
 
+def busy_seconds(stat: str) -> tuple[float, float]:
+    """(busy, total) core-seconds since boot from /proc/stat's first line (idle and iowait are not busy)."""
+    fields = [int(n) for n in stat.splitlines()[0].split()[1:]]
+    tick = os.sysconf("SC_CLK_TCK")
+    # user nice system idle iowait irq softirq steal [guest guest_nice, already counted in user and nice]
+    total = sum(fields[:8])
+    return (total - fields[3] - fields[4]) / tick, total / tick
+
+
+def _machine() -> tuple[float, float]:
+    return busy_seconds(Path("/proc/stat").read_text(encoding="ascii"))
+
+
 def run(groups: list[list[str]], make: str = "make", gated: list[list[str]] | None = None) -> int:
     """`groups` start at once; with `gated`, its first group is the gate and the rest start once it succeeded."""
     folder = Path(tempfile.mkdtemp(prefix="make-jobs-"))
@@ -79,10 +106,11 @@ def run(groups: list[list[str]], make: str = "make", gated: list[list[str]] | No
     pending = list(jobs)
     not_started: list[list[str]] = []
     disk = DiskWatch(sorted({Path.cwd(), Path(tempfile.gettempdir())}))
+    busy_at_start, total_at_start = _machine()
     while pending:
         disk.sample()
         for job in list(pending):
-            code = job.proc.poll()
+            code = _poll(job)
             if code is None:
                 continue
             pending.remove(job)
@@ -97,10 +125,15 @@ def run(groups: list[list[str]], make: str = "make", gated: list[list[str]] | No
                 later = []
         time.sleep(0.5)
     folder.rmdir()
+    busy, total = (now - then for now, then in zip(_machine(), (busy_at_start, total_at_start), strict=True))
     for job in jobs:
-        print(f"jobs: make {job.name}: {'ok' if job.code == 0 else f'FAILED (exit {job.code})'} in {job.seconds:.0f} s")
+        verdict = "ok" if job.code == 0 else f"FAILED (exit {job.code})"
+        print(f"jobs: make {job.name}: {verdict} in {job.seconds:.0f} s, CPU {job.cpu:.0f} s")
     for targets in not_started:
         print(f"jobs: make {' '.join(targets)}: NOT STARTED (make {' '.join(gate or [])} failed)")
+    cores = os.cpu_count() or 1
+    share = busy / max(total, 1)
+    print(f"jobs: the machine's {cores} cores were busy {busy:.0f} of {total:.0f} core-seconds ({share:.0%}) meanwhile")
     print(f"jobs: least disk free while they ran: {disk.report()}")
     return 0 if all(job.code == 0 for job in jobs) and not not_started else 1
 

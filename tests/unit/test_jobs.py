@@ -3,12 +3,15 @@ never interleaved, every job's exit code counted (a failing one fails the run, a
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.conftest import ROOT
+from tools.jobs import busy_seconds
 
 FAKE_MAKE = """#!/bin/sh
 # A stand-in for make: each target prints two lines a moment apart; a target named fail-* exits 3.
@@ -18,7 +21,8 @@ for target in "$@"; do
   echo "$target: first"
   sleep 0.3
   echo "$target: second"
-  case $target in fail-*) code=3 ;; esac
+  case $target in fail-*) code=3 ;; burn-*) "$PYTHON" -c 'import time
+while time.process_time() < 1.5: pass' ;; esac
 done
 exit $code
 """
@@ -33,7 +37,7 @@ def _run(tmp_path: Path, *groups: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         check=False,
-        env={"MAKE": str(make), "PATH": "/usr/bin:/bin"},
+        env={"MAKE": str(make), "PATH": "/usr/bin:/bin", "PYTHON": sys.executable},
     )
 
 
@@ -98,3 +102,25 @@ def test_the_last_line_says_the_least_disk_free_while_the_jobs_ran(tmp_path: Pat
     assert str(Path.cwd()) in seen
     for folder, gib in seen.items():
         assert 0 < float(gib) <= shutil.disk_usage(folder).total / 2**30, last
+
+
+def test_each_job_says_the_cpu_its_processes_used(tmp_path: Path) -> None:
+    """The jobs are bound by the machine's CPU: each job's line counts what its process tree used (a child of
+    make's child included), so a run says which job a cut must come from."""
+    done = _run(tmp_path, "burn-a", "b")
+    assert done.returncode == 0, done.stdout + done.stderr
+    cpu = {m[1]: int(m[2]) for m in re.finditer(r"^jobs: make (\S+): ok in \d+ s, CPU (\d+) s$", done.stdout, re.M)}
+    assert set(cpu) == {"burn-a", "b"}, done.stdout
+    assert cpu["burn-a"] >= 1, done.stdout  # 1.5 s burnt by a grandchild of the job's make
+    assert cpu["b"] == 0, done.stdout  # it only sleeps
+    assert re.search(r"^---- make burn-a: exit 0 after \d+ s, CPU [12] s ----$", done.stdout, re.M), done.stdout
+    machine = re.search(r"^jobs: the machine's \d+ cores were busy (\d+) of (\d+) core-seconds", done.stdout, re.M)
+    assert machine, done.stdout
+    assert 1 <= int(machine[1]) <= int(machine[2]), done.stdout
+
+
+def test_busy_seconds_leave_out_idle_and_iowait() -> None:
+    # user nice system idle iowait irq softirq steal guest guest_nice, in ticks (guest is already in user)
+    stat = "cpu  100 20 30 400 50 6 4 0 7 0\ncpu0 1 2 3 4 5 6 7 8 9 0\n"
+    tick = os.sysconf("SC_CLK_TCK")
+    assert busy_seconds(stat) == (160 / tick, 610 / tick)
