@@ -245,6 +245,14 @@ MUTATIONS = (
         ("tests/unit/test_previous_controller.py",),
     ),
     Mutation(
+        "install-crds-established-wait",
+        "install fails, before the controller, when a CRD it applied is not Established within wait.timeout",
+        "collections/ansible_collections/polycrate_blocks/envoy/plugins/modules/k8s_apply.py",
+        "        if clock() > deadline:\n            return None",
+        "        if clock() > deadline:\n            return obj",
+        ("tests/unit/test_k8s_apply_wait.py",),
+    ),
+    Mutation(
         "install-chart-version-check",
         "install stops before the release when chart.version is not what the repository serves",
         f"{PKG}/components/controller.py",

@@ -30,11 +30,12 @@ options:
     default: true
   wait_condition:
     description:
-      - Wait until each object has this condition (C(type), C(status)), as in C(kubernetes.core.k8s).
+      - Wait until each object has this condition (C(type), C(status)), as in C(kubernetes.core.k8s), once all of
+        them are applied (a CRD becomes Established while the next ones are applied).
       - Not in check mode.
     type: dict
   wait_timeout:
-    description: Seconds to wait for O(wait_condition), per object.
+    description: Seconds to wait for O(wait_condition), from the last object applied.
     type: int
     default: 120
   wait_sleep:
@@ -81,6 +82,7 @@ result:
 import copy
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ansible_collections.kubernetes.core.plugins.module_utils.ansiblemodule import AnsibleModule
@@ -133,6 +135,27 @@ def has_condition(obj: dict[str, Any], wanted: dict[str, Any]) -> bool:
     return any(c.get("type") == wanted["type"] and str(c.get("status")) == str(wanted["status"]) for c in conditions)
 
 
+def await_condition(
+    read: Callable[[], dict[str, Any]],
+    wanted: dict[str, Any],
+    deadline: float,
+    pause: float,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict[str, Any] | None:
+    """The object as read once it has the condition `wanted`, read again after each pause; None once `deadline`
+    (a `clock` time) has passed without it. The first read comes before any pause: an object that already has
+    it costs no sleep."""
+    while True:
+        obj = read()
+        if has_condition(obj, wanted):
+            return obj
+        if clock() > deadline:
+            return None
+        sleep(pause)
+
+
 def refusal(exc: Exception) -> str:
     """The API server's own message from a failed request (its Status body), else the exception."""
     body = getattr(exc, "body", None)
@@ -149,6 +172,8 @@ def main() -> None:
     results: list[dict[str, Any]] = []
     diffs: list[dict[str, Any]] = []
     where = ""
+    wanted = params["wait_condition"]
+    waiting: list[tuple[int, Any, dict[str, Any]]] = []  # (index in results, resource, definition)
     try:
         svc = K8sService(get_api_client(module), module)
         dynamic = svc.client.client  # kubernetes.dynamic.DynamicClient, any version
@@ -177,18 +202,8 @@ def main() -> None:
                 query_params=query,
             ).to_dict()
             changed = comparable(before_dict) != comparable(after)
-            if params["wait_condition"] and not module.check_mode:
-                deadline = time.monotonic() + params["wait_timeout"]
-                while not has_condition(after, params["wait_condition"]):
-                    if time.monotonic() > deadline:
-                        wanted = params["wait_condition"]
-                        module.fail_json(
-                            msg=f"{definition['kind']} {meta['name']} is not {wanted['type']}={wanted['status']} "
-                            f"after {params['wait_timeout']} s",
-                            result={"results": results},
-                        )
-                    time.sleep(params["wait_sleep"])
-                    after = dynamic.get(resource, name=meta["name"], namespace=meta.get("namespace")).to_dict()
+            if wanted and not module.check_mode and not has_condition(after, wanted):
+                waiting.append((len(results), resource, definition))
             rollout = index < len(params["rollouts"]) and params["rollouts"][index]
             if rollout and definition["kind"] == "Deployment" and not module.check_mode:
                 deadline = time.monotonic() + params["rollout_timeout"]
@@ -206,6 +221,25 @@ def main() -> None:
             results.append({"changed": changed, "method": "apply" if before_dict else "create", "result": after})
             if changed and module._diff:
                 diffs.append({"before": comparable(before_dict) or {}, "after": comparable(after)})
+        # The condition after the last apply, not after each: a new CRD is Established within about a second,
+        # and a sleep per CRD made a first install wait about 20 s for 21 of them.
+        deadline = time.monotonic() + params["wait_timeout"]
+        for index, resource, definition in waiting:
+            meta = definition["metadata"]
+            where = f"{definition['kind']} {meta['name']}"
+
+            def read(resource: Any = resource, meta: dict[str, Any] = meta) -> dict[str, Any]:
+                name, namespace = meta["name"], meta.get("namespace")
+                obj: dict[str, Any] = dynamic.get(resource, name=name, namespace=namespace).to_dict()
+                return obj
+
+            found = await_condition(read, wanted, deadline, params["wait_sleep"])
+            if found is None:
+                module.fail_json(
+                    msg=f"{where} is not {wanted['type']}={wanted['status']} after {params['wait_timeout']} s",
+                    result={"results": results},
+                )
+            results[index]["result"] = found
     except CoreException as exc:
         module.fail_from_exception(exc)
     except Exception as exc:  # noqa: BLE001 - the API's refusal, said once with the object it was about
