@@ -1,8 +1,8 @@
 """A bounded slice of `make waf-efficacy`: the corpora are what their scripts make, and on about a hundred
 requests of each corpus each tuned profile (paranoia level 2 or 3 with the block's curated exclusions, on the
 settings the block renders) blocks what its plain level blocks, but for what docs/waf.md says it gives up, and
-lets the benign requests it was tuned on through, and most of the held-out ones; the search exclusion holds
-only for plain text, in every value of q."""
+lets the benign requests it was tuned on through, and more of the held-out ones than its level; the search
+exclusion holds only for plain text, in every value of q."""
 
 from __future__ import annotations
 
@@ -175,25 +175,29 @@ def test_search_exclusion_is_for_plain_text_only(crs: str) -> None:
         assert verdicts["pl2"][req.id] == "blocked", (req.id, "plain level 2 blocks every probe")
 
 
-# Per held-out benign corpus: the least share each profile passes (the whole run, docs/waf.md, 2026-12-07: the
-# level 2 and 3 profiles passed 90.9% and 83.8% of benign-fresh, 70.9% and 65.0% of benign-third, less a
-# slice's spread), and how many times more its plain level blocks (at least 4.6 and 2.0 on the whole run).
-HELD_OUT_FLOOR = {"benign-fresh": (0.8, 3.0), "benign-third": (0.55, 1.3)}
+# The least share of each benign corpus each profile passes (the whole run, docs/waf.md, 2026-12-07, after the
+# third round), less a slice's spread. Tuning data: benign-modern (98.9% and 98.9% at levels 2 and 3),
+# benign-fresh (95.5%, 93.7%) and benign-third (85.2%, 80.9%), read while the exclusions were chosen. Held out:
+# benign-fourth, measured once after they were frozen: 46.5% and 40.4%, far short of the issue's goal (99%),
+# and its plain level blocks more of it (759 and 1,013 of 1,120 against 599 and 667).
+TUNING_FLOOR = {"benign-modern": 0.97, "benign-fresh": 0.88, "benign-third": 0.7}
+HELD_OUT_FLOOR = {"benign-fourth": 0.3}
 
 
 @pytest.mark.parametrize(("base", "profile"), PAIRS)
 def test_profile_passes_modern_traffic(outcomes: dict[str, list[efficacy.Outcome]], base: str, profile: str) -> None:
-    """On the traffic it was tuned on (benign-modern) the profile passes nearly everything its level blocks; on
-    each held-out benign set it passes more than its level and most of it, short of the issue's goal (99%):
-    benign-fresh (the same families as the tuning corpus, other shapes) more than benign-third (other kinds
-    of requests, whose conventions no exclusion names). These bounds guard what was measured."""
+    """On the traffic it was tuned on the profile passes nearly everything its level blocks; on the held-out
+    benign set (benign-fourth: other API styles, frameworks and scripts) it passes more than its level, and far
+    less than the issue's goal (99%): what exclusions fitted to one set of conventions are worth on another's.
+    These bounds guard what was measured."""
     plain, tuned = (efficacy.summarize(n, outcomes[n]) for n in (base, profile))
     seen = plain.totals(attack=False, split="tuning"), tuned.totals(attack=False, split="tuning")
-    assert seen[0].blocked > 10 * max(seen[1].blocked, 1), seen  # the exclusions are what passes them
-    assert seen[1].rate(attack=False) >= 0.97, seen
-    for corpus, (floor, times) in HELD_OUT_FLOOR.items():
+    assert seen[0].blocked > 5 * max(seen[1].blocked, 1), seen  # the exclusions are what passes them
+    for corpus, floor in TUNING_FLOOR.items():
+        assert tuned.corpus[corpus, "tuning"].rate(attack=False) >= floor, (corpus, tuned.corpus[corpus, "tuning"])
+    for corpus, floor in HELD_OUT_FLOOR.items():
         held = plain.corpus[corpus, "heldout"], tuned.corpus[corpus, "heldout"]
-        assert held[0].blocked > times * held[1].blocked, (corpus, held)
+        assert held[0].blocked > held[1].blocked, (corpus, held)
         assert held[1].rate(attack=False) >= floor, (corpus, held)
     attacks = tuned.totals(attack=True, split="heldout")
     assert attacks.rate(attack=True) >= 0.85, attacks
