@@ -527,8 +527,8 @@ MUTATIONS = (
         "waf-exclusion-every-value",
         "an exclusion conditioned on an argument's value applies only when every value matches (q=plain&q=payload)",
         f"{PKG}/waf_exclusions.py",
-        "        every=True,\n",
-        "        every=False,\n",
+        "    if not item.every:\n",
+        "    if True:\n",
         ("tests/unit/test_waf_exclusions.py",),
     ),
     Mutation(
@@ -553,10 +553,30 @@ MUTATIONS = (
         "the prose class takes the injection families off JSON body fields only, never off a query string's "
         "`message` or `title`",
         f"{PKG}/waf_exclusions.py",
-        'rf"ARGS:/(?i)^(?:json\\.(?:.*\\.)?(?:{_PROSE_NAMES})',
-        'rf"ARGS:/(?i)^(?:(?:json\\.(?:.*\\.)?)?(?:{_PROSE_NAMES})',
+        'rf"ARGS:/(?i)^(?:json\\.(?:.*\\.)?(?:[a-z0-9]+_)?(?:{_PROSE_NAMES})',
+        'rf"ARGS:/(?i)^(?:(?:json\\.(?:.*\\.)?)?(?:[a-z0-9]+_)?(?:{_PROSE_NAMES})',
         ("tests/unit/test_waf_exclusions.py",),
         "prose_is_json",
+    ),
+    Mutation(
+        "waf-exclusion-code-json-only",
+        "the code class (commands, expressions, patterns) takes the injection families off JSON body fields only, "
+        "never off a form's or query string's `command`",
+        f"{PKG}/waf_exclusions.py",
+        'CODE = (r"ARGS:/(?i)^json\\.(?:.*\\.)?(?:commands?',
+        'CODE = (r"ARGS:/(?i)^(?:json\\.)?(?:.*\\.)?(?:commands?',
+        ("tests/unit/test_waf_exclusions.py",),
+        "name_classes",
+    ),
+    Mutation(
+        "waf-exclusion-terraform-guard",
+        "the Terraform exclusion applies only when every `${` in the JSON values is a dotted reference: `${HOME}`, "
+        "`$(id)` and `<(cmd)` keep 932130 and 933135 on",
+        f"{PKG}/waf_exclusions.py",
+        '_TF_AFTER = r"[A-Za-z0-9_./:-]"',
+        '_TF_AFTER = r"[A-Za-z0-9_./:({-]"',
+        ("tests/unit/test_waf_exclusions.py",),
+        "terraform",
     ),
     Mutation(
         "waf-exclusion-injection-families",

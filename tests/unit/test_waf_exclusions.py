@@ -199,7 +199,56 @@ def test_prose_is_json_body_fields(name: str, excluded: bool) -> None:
         (waf_exclusions.NAMES[0], "json.username", False),
         (waf_exclusions.URLS[0], "json.avatarUrl", True),
         (waf_exclusions.URLS[0], "url", False),
+        # Third round: nested password names, address lines, name objects, code fields.
+        (waf_exclusions.PASSWORDS[0], "registration_form[plainPassword][first]", True),
+        (waf_exclusions.PASSWORDS[0], "registration_form[email]", False),
+        (waf_exclusions.NAMES[0], "json.address.line1", True),
+        (waf_exclusions.NAMES[0], "json.variables.address.streetAddress1", True),
+        (waf_exclusions.NAMES[0], "street[0]", True),
+        (waf_exclusions.NAMES[0], "json.name.formatted", True),
+        (waf_exclusions.NAMES[0], "json.pipeline", False),
+        (waf_exclusions.NAMES[0], "json.deadline1", False),
+        (waf_exclusions.CODE[0], "json.pipeline.steps.0.command.1", True),
+        (waf_exclusions.CODE[0], "json.alerts.0.annotations.expr", True),
+        (waf_exclusions.CODE[0], "json.components.schemas.Id.pattern", True),
+        (waf_exclusions.CODE[0], "command", False),  # a form's or query string's: where reflected attacks go
+        (waf_exclusions.CODE[0], "script", False),
+        (waf_exclusions.CODE[0], "json.description_pattern_note", False),
+        (waf_exclusions.PROSE[0], "json.formatted_body", True),
+        (waf_exclusions.PROSE[0], "formatted_body", False),
     ],
 )
 def test_name_classes(target: str, name: str, excluded: bool) -> None:
     assert bool(_names(target).search(name)) == excluded, (target, name)
+
+
+@pytest.mark.parametrize(
+    ("value", "passes"),
+    [
+        ("${var.env}-logs", True),
+        ("arn:aws:s3:::${aws_s3_bucket.logs.bucket}/*", True),
+        ("${aws_instance.web[0].private_ip}", True),
+        ("price $5 < 10 and a <= b", True),
+        ("plain text (with parentheses) {and braces}", True),
+        ("${HOME}", False),  # no dot: a shell expands it
+        ("$(id)", False),
+        ("${var.env} $(id)", False),
+        ("$ {IFS}", False),  # 933135 allows the space
+        ("$\\{HOME}", False),  # cmdLine deletes the backslash
+        ("$,(id)", False),  # cmdLine turns the comma into a space, then drops it before '('
+        ("< (cat /etc/passwd)", False),
+        ("<(cat /etc/passwd)", False),
+        ("/bin/ca[t] /etc/passwd", False),
+        ("${jndi:ldap://x.example/a}", False),
+        ("${self.module.os.system('id')}", False),
+    ],
+)
+def test_terraform_guard_passes_dotted_references_only(value: str, passes: bool) -> None:
+    """The Terraform exclusion takes 932130 and 933135 off JSON values only when every value passes this guard
+    (a rule flags any that does not): a `${...}` must be a dotted reference, and nothing 932130 looks for,
+    before or after its cmdLine transformation, may be left. RE2 and Python read this regex alike."""
+    assert bool(re.fullmatch(waf_exclusions.TERRAFORM_VALUE, value)) == passes, value
+    (item,) = [e for e in waf_exclusions.EXCLUSIONS if e.when and waf_exclusions.TERRAFORM_VALUE in e.when[1]]
+    assert item.every
+    assert set(item.rules) == {932130, 933135}
+    assert item.targets == waf_exclusions.JSON_VALUES

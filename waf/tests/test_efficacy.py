@@ -1,8 +1,8 @@
 """A bounded slice of `make waf-efficacy`: the corpora are what their scripts make, and on about a hundred
 requests of each corpus each tuned profile (paranoia level 2 or 3 with the block's curated exclusions, on the
 settings the block renders) blocks what its plain level blocks, but for what docs/waf.md says it gives up, and
-lets the benign requests it was tuned on through, and most of the held-out ones; the search exclusion holds
-only for plain text, in every value of q."""
+lets the benign requests it was tuned on through, and more of the held-out ones than its level; the search
+exclusion holds only for plain text, in every value of q."""
 
 from __future__ import annotations
 
@@ -15,14 +15,15 @@ from typing import Any
 
 import pytest
 
-from envoy_waf import benign, efficacy, fresh, third
+from envoy_waf import benign, efficacy, fourth, fresh, third
 from envoy_waf.traffic import CORPORA, SPLITS, Request, make, read, split_of, write
 
 SLICE = 100  # requests of each corpus: about 330 in all, under a minute per configuration here
 
 
 @pytest.mark.parametrize(
-    ("name", "script"), [("benign-modern", benign), ("benign-fresh", fresh), ("benign-third", third)]
+    ("name", "script"),
+    [("benign-modern", benign), ("benign-fresh", fresh), ("benign-third", third), ("benign-fourth", fourth)],
 )
 def test_benign_corpus_is_what_its_script_makes(tmp_path: Path, name: str, script: Any) -> None:
     out = tmp_path / "benign.jsonl"
@@ -33,9 +34,10 @@ def test_benign_corpus_is_what_its_script_makes(tmp_path: Path, name: str, scrip
     )
 
 
-def test_fresh_corpus_is_held_out_whole_and_new() -> None:
-    """benign-fresh is the held-out benign set: every request held out, none of benign-modern's bodies or
-    paths (but the home page `/`), the same families (Kubernetes objects of its own), at least 1,200 requests."""
+def test_fresh_corpus_is_whole_and_new() -> None:
+    """benign-fresh was the held-out benign set (its lines say heldout) until the third tuning round read it:
+    none of benign-modern's bodies or paths (but the home page `/`), the same families (Kubernetes objects of
+    its own), at least 1,200 requests; the efficacy run counts it whole as tuning data now."""
     requests = list(read(CORPORA / "benign-fresh.jsonl", attack=False))
     tuned = list(read(CORPORA / "benign-modern.jsonl", attack=False))
     assert len(requests) >= 1200
@@ -46,18 +48,19 @@ def test_fresh_corpus_is_held_out_whole_and_new() -> None:
     assert {r.family for r in tuned} - {"k8s-render", "k8s-crd", "k8s-crd-example"} <= families
     # benign-modern's held-out half was read while tuning: the efficacy run counts it whole as tuning data.
     assert {efficacy._whole(r).split for r in tuned} == {"tuning"}
-    assert {efficacy._whole(r).split for r in requests} == {"heldout"}
+    assert {efficacy._whole(r).split for r in requests} == {"tuning"}
 
 
-def test_third_corpus_is_held_out_whole_and_of_other_kinds() -> None:
-    """benign-third is a second held-out benign set: every request held out, none of the other benign corpora's
-    bodies or paths (but standard ones), families of its own kinds beside the shared ones, at least 1,000
-    requests, and the +json media types at the share APIs send them (a few percent), not inflated."""
+def test_third_corpus_is_whole_and_of_other_kinds() -> None:
+    """benign-third was a second held-out benign set (tuning data since the third round): none of the other
+    benign corpora's bodies or paths (but standard ones), families of its own kinds beside the shared ones, at
+    least 1,000 requests, and the +json media types at the share APIs send them (a few percent), not
+    inflated."""
     requests = list(read(CORPORA / "benign-third.jsonl", attack=False))
     others = [r for n in ("benign-modern", "benign-fresh") for r in read(CORPORA / f"{n}.jsonl", attack=False)]
     assert len(requests) >= 1000
     assert all(r.split == "heldout" for r in requests)
-    assert {efficacy._whole(r).split for r in requests} == {"heldout"}
+    assert {efficacy._whole(r).split for r in requests} == {"tuning"}
     # Every site has a home page, and every OpenID provider its discovery document at the same path.
     seen = {r.body for r in others if r.body} | {r.path for r in others if r.path != "/"}
     standard = {"/.well-known/openid-configuration"}
@@ -68,6 +71,24 @@ def test_third_corpus_is_held_out_whole_and_of_other_kinds() -> None:
     media = [{k.lower(): v for k, v in r.headers}.get("content-type", "").split(";")[0] for r in requests]
     plus_json = sum(m.startswith("application/") and m.endswith("+json") for m in media)
     assert 0.03 * len(requests) <= plus_json <= 0.08 * len(requests), plus_json
+
+
+def test_fourth_corpus_is_held_out_whole_and_of_other_kinds() -> None:
+    """benign-fourth is the held-out benign set of the third tuning round: every request held out, none of the
+    other benign corpora's bodies or paths (but a home page), families of its own kinds, at least 1,000
+    requests."""
+    requests = list(read(CORPORA / "benign-fourth.jsonl", attack=False))
+    others = [
+        r for n in ("benign-modern", "benign-fresh", "benign-third") for r in read(CORPORA / f"{n}.jsonl", attack=False)
+    ]
+    assert len(requests) >= 1000
+    assert all(r.split == "heldout" for r in requests)
+    assert {efficacy._whole(r).split for r in requests} == {"heldout"}
+    seen = {r.body for r in others if r.body} | {r.path for r in others if r.path != "/"}
+    assert not [r.id for r in requests if (r.body or r.path) in seen]
+    new_kinds = {"odata", "jsonrpc", "salesforce", "telemetry", "fhir", "fediverse", "payments", "notebook"}
+    assert new_kinds <= {r.family for r in requests}
+    assert not new_kinds & {r.family for r in others}
 
 
 @pytest.mark.parametrize("name", ["benign-modern", "payloadsallthethings"])
@@ -85,7 +106,7 @@ PAIRS = (("pl2", "profile-pl2"), ("pl3", "profile-pl3"))
 @pytest.fixture(scope="module")
 def outcomes(crs: str) -> dict[str, list[efficacy.Outcome]]:
     requests = efficacy.load_corpora(Path(crs), SLICE)
-    assert 350 < len(requests) < 600, len(requests)
+    assert 450 < len(requests) < 700, len(requests)
     names = [name for pair in PAIRS for name in pair]
     return {name: efficacy.run(efficacy.CONFIGS[name], Path(crs), requests) for name in names}
 
@@ -154,25 +175,29 @@ def test_search_exclusion_is_for_plain_text_only(crs: str) -> None:
         assert verdicts["pl2"][req.id] == "blocked", (req.id, "plain level 2 blocks every probe")
 
 
-# Per held-out benign corpus: the least share each profile passes (the whole run, docs/waf.md, 2026-12-07: the
-# level 2 and 3 profiles passed 90.9% and 83.8% of benign-fresh, 70.9% and 65.0% of benign-third, less a
-# slice's spread), and how many times more its plain level blocks (at least 4.6 and 2.0 on the whole run).
-HELD_OUT_FLOOR = {"benign-fresh": (0.8, 3.0), "benign-third": (0.55, 1.3)}
+# The least share of each benign corpus each profile passes (the whole run, docs/waf.md, 2026-12-07, after the
+# third round), less a slice's spread. Tuning data: benign-modern (98.9% and 98.9% at levels 2 and 3),
+# benign-fresh (95.5%, 93.7%) and benign-third (85.2%, 80.9%), read while the exclusions were chosen. Held out:
+# benign-fourth, measured once after they were frozen: 46.5% and 40.4%, far short of the issue's goal (99%),
+# and its plain level blocks more of it (759 and 1,013 of 1,120 against 599 and 667).
+TUNING_FLOOR = {"benign-modern": 0.97, "benign-fresh": 0.88, "benign-third": 0.7}
+HELD_OUT_FLOOR = {"benign-fourth": 0.3}
 
 
 @pytest.mark.parametrize(("base", "profile"), PAIRS)
 def test_profile_passes_modern_traffic(outcomes: dict[str, list[efficacy.Outcome]], base: str, profile: str) -> None:
-    """On the traffic it was tuned on (benign-modern) the profile passes nearly everything its level blocks; on
-    each held-out benign set it passes more than its level and most of it, short of the issue's goal (99%):
-    benign-fresh (the same families as the tuning corpus, other shapes) more than benign-third (other kinds
-    of requests, whose conventions no exclusion names). These bounds guard what was measured."""
+    """On the traffic it was tuned on the profile passes nearly everything its level blocks; on the held-out
+    benign set (benign-fourth: other API styles, frameworks and scripts) it passes more than its level, and far
+    less than the issue's goal (99%): what exclusions fitted to one set of conventions are worth on another's.
+    These bounds guard what was measured."""
     plain, tuned = (efficacy.summarize(n, outcomes[n]) for n in (base, profile))
     seen = plain.totals(attack=False, split="tuning"), tuned.totals(attack=False, split="tuning")
-    assert seen[0].blocked > 10 * max(seen[1].blocked, 1), seen  # the exclusions are what passes them
-    assert seen[1].rate(attack=False) >= 0.97, seen
-    for corpus, (floor, times) in HELD_OUT_FLOOR.items():
+    assert seen[0].blocked > 5 * max(seen[1].blocked, 1), seen  # the exclusions are what passes them
+    for corpus, floor in TUNING_FLOOR.items():
+        assert tuned.corpus[corpus, "tuning"].rate(attack=False) >= floor, (corpus, tuned.corpus[corpus, "tuning"])
+    for corpus, floor in HELD_OUT_FLOOR.items():
         held = plain.corpus[corpus, "heldout"], tuned.corpus[corpus, "heldout"]
-        assert held[0].blocked > times * held[1].blocked, (corpus, held)
+        assert held[0].blocked > held[1].blocked, (corpus, held)
         assert held[1].rate(attack=False) >= floor, (corpus, held)
     attacks = tuned.totals(attack=True, split="heldout")
     assert attacks.rate(attack=True) >= 0.85, attacks
