@@ -31,6 +31,8 @@ options:
         as its schema).
       - C(terminating_only) true keeps only the objects being deleted (with C(metadata.deletionTimestamp)),
         what a wait for a pod's shutdown reads (with C(wait_absent)).
+      - C(field_selectors), a list, are the API server's field selectors for a metadata-only lookup or a
+        C(wait_absent) (e.g. C(status.phase!=Succeeded) for pods), joined with the C(name) selector.
       - C(wait_absent) true (metadata only) looks again every O(wait_sleep) seconds, up to O(wait_timeout), until
         the query finds nothing it keeps (an object being deleted is gone; with C(terminating_only), no object
         is being deleted any more); it never fails for what is left; C(count) and C(resources) say what is,
@@ -175,8 +177,9 @@ def _metadata_list(svc: K8sService, query: dict[str, Any], selectors: list[str])
         params["namespace"] = query["namespace"]
     if selectors:
         params["label_selector"] = ",".join(selectors)
-    if query.get("name"):
-        params["field_selector"] = f"metadata.name={query['name']}"
+    fields = [*([f"metadata.name={query['name']}"] if query.get("name") else []), *query.get("field_selectors", [])]
+    if fields:
+        params["field_selector"] = ",".join(fields)
     # Parsed here, not by the client's serializer: kubernetes 17 (Polycrate's image) iterates `items`, which the
     # API server sends as null for an empty PartialObjectMetadataList.
     try:

@@ -34,6 +34,10 @@ def tenant_gateways(
 
 
 EG_LABEL = "gateway.envoyproxy.io"
+# The wait for the namespace's pods leaves finished ones out: the namespace controller deletes a Succeeded or
+# Failed pod without waiting for a grace period (it estimates none for them), and certgen's pod stays until
+# its Job's ttlSecondsAfterFinished (30 s): an uninstall soon after an install waited up to that long for it.
+FINISHED_PODS_LEFT_OUT = ("status.phase!=Succeeded", "status.phase!=Failed")
 
 # What Envoy Gateway creates per proxy (a Gateway of its own, or a merged class) and removes only while it
 # runs as leader: a Gateway deleted while it is down, or before a restarted one holds the lease, leaves them.
@@ -244,7 +248,15 @@ def decide_uninstall(plan: Plan, observed: UninstallObserved, controller_waited:
         render_crd_chart=render_crd_chart,
         login=render_crd_chart and plan.helm.auth is not None,
         delete_namespace=delete_namespace,
-        namespace_pods=({"api_version": "v1", "kind": "Pod", "namespace": namespace, "wait_absent": True},)
+        namespace_pods=(
+            {
+                "api_version": "v1",
+                "kind": "Pod",
+                "namespace": namespace,
+                "field_selectors": list(FINISHED_PODS_LEFT_OUT),
+                "wait_absent": True,
+            },
+        )
         if delete_namespace and wait
         else (),
     )
