@@ -32,6 +32,7 @@ import pytest
 import yaml
 
 from envoy_block import polycrate
+from envoy_block.lifecycle.uninstall import FINISHED_PODS_LEFT_OUT
 from envoy_block.polycrate import merge_config
 from tests.conftest import ROOT
 from tests.harness import metallb
@@ -298,11 +299,17 @@ class Kube:
     def delete_namespace(self, name: str, timeout: float = 180) -> None:
         """Delete a namespace nothing recreates pods in any more, and wait until it is gone. Its pods go first:
         the namespace controller, finding pods still terminating, looks again only after their grace period
-        (Envoy Gateway gives a proxy drainTimeout + 300 s), long after they are gone."""
+        (Envoy Gateway gives a proxy drainTimeout + 300 s), long after they are gone. Finished pods (certgen's,
+        kept until its Job's 30 s TTL) it deletes at once, as uninstall knows (FINISHED_PODS_LEFT_OUT)."""
         path = f"/api/v1/namespaces/{name}"
         if self.get(path) is None:
             return
-        self.wait(lambda: not self.items(f"{path}/pods"), timeout, f"the pods left in namespace {name} gone")
+        running = ",".join(FINISHED_PODS_LEFT_OUT)
+        self.wait(
+            lambda: not self.items(f"{path}/pods", fieldSelector=running),
+            timeout,
+            f"the pods left in namespace {name} gone",
+        )
         self.delete({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
         self.wait(lambda: self.get(path) is None, timeout, f"namespace {name} deleted")
 
