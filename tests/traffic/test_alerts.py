@@ -182,17 +182,19 @@ class StalledUploads:
             self.close()
             raise
 
-    def answered(self) -> int:
-        """How many of them Envoy answered (or closed) already: a held body is one it did not."""
-        done = 0
+    def answered(self) -> list[str]:
+        """What Envoy answered to those it answered (or closed) already, each its status line's code, or
+        "closed": a held body is one it did not answer."""
+        done = []
         for conn in self.sockets:
             conn.setblocking(False)
             try:
-                done += conn.recv(1, socket.MSG_PEEK) is not None
+                head = conn.recv(12, socket.MSG_PEEK)  # "HTTP/1.1 504"
+                done.append(head[9:12].decode("ascii", "replace") if head else "closed")
             except BlockingIOError:
                 pass
             except OSError:
-                done += 1
+                done.append("closed")
             finally:
                 conn.setblocking(True)
         return done
@@ -774,14 +776,21 @@ def _phases(
     try:
         wait_firing(mon, {"EnvoyProxyMemoryNearLimit"}, f"{STALLED_UPLOADS} stalled uploads", fault)
         (loaded,) = mon.query(heap)
-        held = STALLED_UPLOADS - uploads.answered()
+        answers = uploads.answered()
     finally:
         uploads.close()
+    held = STALLED_UPLOADS - len(answers)
     show(
         f"EnvoyProxyMemoryNearLimit: heap {float(rest['value'][1]) / 2**20:.1f} MiB at rest, "
         f"{float(loaded['value'][1]) / 2**20:.1f} MiB with {held} bodies held; limit {MEMORY_LIMIT}"
+        + (f"; answered before their end: {sorted(answers)}" if answers else "")
     )
-    assert held == STALLED_UPLOADS, f"Envoy answered {STALLED_UPLOADS - held} stalled uploads: not held bodies"
+    # A stalled body is held for the WAF, never passed on. On a loaded machine (a fresh clone's make test at a
+    # load average of 35, 2026-12-07) Envoy answered 2 of the 200 before their end; what it answered was not
+    # recorded then. A 5xx is failing closed (the WAF's message timeout or error) and may happen to a few on
+    # such a machine; a 2xx or 4xx would be a body judged, or refused, without its end, and fails the test.
+    assert set(answers) <= {"500", "504"}, f"stalled uploads answered {sorted(answers)}: not held, not failed closed"
+    assert held >= 0.9 * STALLED_UPLOADS, f"Envoy answered {len(answers)} stalled uploads: {sorted(answers)}"
 
     # Every proxy gone.
     assert "EnvoyProxiesDown" not in mon.alerts()
