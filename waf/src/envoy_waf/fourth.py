@@ -25,17 +25,15 @@ be measured as a new held-out set (waf/corpora/README.md).
 from __future__ import annotations
 
 import base64
-import dataclasses
 import json
 import random
 import string
 import sys
 import urllib.parse
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from .traffic import CORPORA, Request, generator_main, make
+from .traffic import CORPORA, HeldOutGen, Request, generator_main
 
 SEED = 4444
 NAME = "benign-fourth"
@@ -313,23 +311,11 @@ def _q(params: dict[str, str] | list[tuple[str, str]]) -> str:
     return urllib.parse.urlencode(params, quote_via=urllib.parse.quote)
 
 
-class Gen:
+class Gen(HeldOutGen):
     def __init__(self) -> None:
-        self.rng = random.Random(SEED)
-        self.out: list[Request] = []
-
-    def add(self, family: str, method: str, path: str, headers: list[tuple[str, str]], body: bytes = b"") -> None:
-        rid = f"fourth-{family}-{len(self.out):05d}"
-        # Held out whole: no request of this corpus is tuned on (`split` says so in every line).
-        req = make(NAME, rid, family, method, path, headers, body, attack=False)
-        self.out.append(dataclasses.replace(req, split="heldout"))
+        super().__init__(NAME, "fourth", SEED)
 
     # --- helpers -----------------------------------------------------------------------------------------
-    def pick(self, seq: Any) -> Any:
-        return self.rng.choice(seq)
-
-    def uid(self) -> str:
-        return str(uuid.UUID(bytes=self.rng.randbytes(16), version=4))
 
     def api(self, host: str, content_type: str | None = "application/json") -> list[tuple[str, str]]:
         h = [("Host", host), ("User-Agent", self.pick(TOOLS)), ("Accept", "application/json")]
@@ -337,9 +323,6 @@ class Gen:
         if content_type:
             h.append(("Content-Type", content_type))
         return h
-
-    def json(self, doc: Any) -> bytes:
-        return json.dumps(doc, ensure_ascii=False).encode()
 
     def form(self, fields: dict[str, str] | list[tuple[str, str]]) -> bytes:
         return urllib.parse.urlencode(fields).encode()

@@ -27,18 +27,16 @@ a changed template makes a new corpus, which has to be measured as a new held-ou
 from __future__ import annotations
 
 import base64
-import dataclasses
 import hashlib
 import json
 import random
 import string
 import sys
 import urllib.parse
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from .traffic import CORPORA, Request, generator_main, make
+from .traffic import CORPORA, HeldOutGen, Request, generator_main
 
 SEED = 4040
 NAME = "benign-third"
@@ -292,23 +290,11 @@ def _b64url(rng: random.Random, n: int) -> str:
     return base64.urlsafe_b64encode(rng.randbytes(n)).decode().rstrip("=")
 
 
-class Gen:
+class Gen(HeldOutGen):
     def __init__(self) -> None:
-        self.rng = random.Random(SEED)
-        self.out: list[Request] = []
-
-    def add(self, family: str, method: str, path: str, headers: list[tuple[str, str]], body: bytes = b"") -> None:
-        rid = f"third-{family}-{len(self.out):05d}"
-        # Held out whole: no request of this corpus is tuned on (`split` says so in every line).
-        req = make(NAME, rid, family, method, path, headers, body, attack=False)
-        self.out.append(dataclasses.replace(req, split="heldout"))
+        super().__init__(NAME, "third", SEED)
 
     # --- helpers -----------------------------------------------------------------------------------------
-    def pick(self, seq: Any) -> Any:
-        return self.rng.choice(seq)
-
-    def uid(self) -> str:
-        return str(uuid.UUID(bytes=self.rng.randbytes(16), version=4))
 
     def jwt(self) -> str:
         """A signed JWT's shape (header.claims.signature, base64url): bearer tokens and client assertions."""
@@ -323,9 +309,6 @@ class Gen:
         if content_type:
             h.append(("Content-Type", content_type))
         return h
-
-    def json(self, doc: Any) -> bytes:
-        return json.dumps(doc, ensure_ascii=False).encode()
 
     def person(self) -> dict[str, str]:
         first, last = self.pick(PEOPLE)

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import argparse
 import base64
+import dataclasses
 import hashlib
 import json
+import random
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +83,31 @@ def write(path: Path, requests: Iterable[Request]) -> int:
         raise ValueError(f"{path}: duplicate request ids")
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return len(lines)
+
+
+class HeldOutGen:
+    """What a held-out benign corpus's generator keeps (benign-third, benign-fourth): a seeded random source
+    and the requests made so far, each marked held out; `prefix` starts every request id."""
+
+    def __init__(self, name: str, prefix: str, seed: int) -> None:
+        self.name, self.prefix = name, prefix
+        self.rng = random.Random(seed)
+        self.out: list[Request] = []
+
+    def add(self, family: str, method: str, path: str, headers: list[tuple[str, str]], body: bytes = b"") -> None:
+        rid = f"{self.prefix}-{family}-{len(self.out):05d}"
+        # Held out whole: no request of this corpus is tuned on (`split` says so in every line).
+        req = make(self.name, rid, family, method, path, headers, body, attack=False)
+        self.out.append(dataclasses.replace(req, split="heldout"))
+
+    def pick(self, seq: Any) -> Any:
+        return self.rng.choice(seq)
+
+    def uid(self) -> str:
+        return str(uuid.UUID(bytes=self.rng.randbytes(16), version=4))
+
+    def json(self, doc: Any) -> bytes:
+        return json.dumps(doc, ensure_ascii=False).encode()
 
 
 def generator_main(doc: str | None, out: Path, generate: Callable[[], Iterable[Request]]) -> int:
