@@ -32,7 +32,7 @@ waf-efficacy: $(STAMP) $(WAF_STAMP) $(WAF_BINARY)
 
 ## waf-corpora: regenerate waf/corpora from their sources (the result must equal what is committed)
 # The benign corpora from this repository, ../shared/crds and the pinned packages of .venv-waf (benign-modern)
-# and of .venv (benign-fresh), benign-third and benign-fourth from their own templates alone; the payload
+# and of .venv (benign-fresh), benign-third, benign-fourth and benign-fifth from their own templates alone; the payload
 # corpus from a git copy of PayloadsAllTheThings at its pinned commit: PATT_REPO=/path/to/that/clone (no default).
 waf-corpora: $(STAMP) $(WAF_STAMP)
 	@test -n "$(PATT_REPO)" || { echo "waf-corpora: set PATT_REPO to a git clone of swisskyrepo/PayloadsAllTheThings (waf/corpora/README.md)"; exit 2; }
@@ -40,6 +40,7 @@ waf-corpora: $(STAMP) $(WAF_STAMP)
 	cd waf && PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.fresh
 	cd waf && PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.third
 	cd waf && PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.fourth
+	cd waf && PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.fifth
 	cd waf && PYTHONPATH=src $(WAF_BIN)/python -m envoy_waf.payloads --repo $(PATT_REPO)
 
 ## crs-corpus: the whole CRS regression corpus through Envoy and the WAF (none unexpected)

@@ -15,15 +15,21 @@ from typing import Any
 
 import pytest
 
-from envoy_waf import benign, efficacy, fourth, fresh, third
+from envoy_waf import benign, efficacy, fifth, fourth, fresh, third
 from envoy_waf.traffic import CORPORA, SPLITS, Request, make, read, split_of, write
 
-SLICE = 100  # requests of each corpus: about 330 in all, under a minute per configuration here
+SLICE = 100  # requests of each corpus: about 720 in all (seven corpora)
 
 
 @pytest.mark.parametrize(
     ("name", "script"),
-    [("benign-modern", benign), ("benign-fresh", fresh), ("benign-third", third), ("benign-fourth", fourth)],
+    [
+        ("benign-modern", benign),
+        ("benign-fresh", fresh),
+        ("benign-third", third),
+        ("benign-fourth", fourth),
+        ("benign-fifth", fifth),
+    ],
 )
 def test_benign_corpus_is_what_its_script_makes(tmp_path: Path, name: str, script: Any) -> None:
     out = tmp_path / "benign.jsonl"
@@ -73,20 +79,37 @@ def test_third_corpus_is_whole_and_of_other_kinds() -> None:
     assert 0.03 * len(requests) <= plus_json <= 0.08 * len(requests), plus_json
 
 
-def test_fourth_corpus_is_held_out_whole_and_of_other_kinds() -> None:
-    """benign-fourth is the held-out benign set of the third tuning round: every request held out, none of the
-    other benign corpora's bodies or paths (but a home page), families of its own kinds, at least 1,000
-    requests."""
+def test_fourth_corpus_is_whole_and_of_other_kinds() -> None:
+    """benign-fourth was the held-out benign set of the third tuning round (its lines say heldout) until its
+    false positives were read: none of the other benign corpora's bodies or paths (but a home page), families
+    of its own kinds, at least 1,000 requests; the efficacy run counts it whole as tuning data now."""
     requests = list(read(CORPORA / "benign-fourth.jsonl", attack=False))
     others = [
         r for n in ("benign-modern", "benign-fresh", "benign-third") for r in read(CORPORA / f"{n}.jsonl", attack=False)
     ]
     assert len(requests) >= 1000
     assert all(r.split == "heldout" for r in requests)
-    assert {efficacy._whole(r).split for r in requests} == {"heldout"}
+    assert {efficacy._whole(r).split for r in requests} == {"tuning"}
     seen = {r.body for r in others if r.body} | {r.path for r in others if r.path != "/"}
     assert not [r.id for r in requests if (r.body or r.path) in seen]
     new_kinds = {"odata", "jsonrpc", "salesforce", "telemetry", "fhir", "fediverse", "payments", "notebook"}
+    assert new_kinds <= {r.family for r in requests}
+    assert not new_kinds & {r.family for r in others}
+
+
+def test_fifth_corpus_is_held_out_whole_and_of_other_kinds() -> None:
+    """benign-fifth is the held-out benign set of the fourth tuning round, committed before that round changed
+    an exclusion: every request held out, none of the other benign corpora's bodies or paths, families of its
+    own kinds, at least 800 requests, most of them JSON bodies as today's APIs send them."""
+    requests = list(read(CORPORA / "benign-fifth.jsonl", attack=False))
+    names = ("benign-modern", "benign-fresh", "benign-third", "benign-fourth")
+    others = [r for n in names for r in read(CORPORA / f"{n}.jsonl", attack=False)]
+    assert len(requests) >= 800
+    assert all(r.split == "heldout" for r in requests)
+    assert {efficacy._whole(r).split for r in requests} == {"heldout"}
+    seen = {r.body for r in others if r.body} | {r.path for r in others if r.path != "/"}
+    assert not [r.id for r in requests if (r.body or r.path) in seen]
+    new_kinds = {"cart", "review", "cicd", "calendar-mail", "i18n", "logsearch", "support", "account"}
     assert new_kinds <= {r.family for r in requests}
     assert not new_kinds & {r.family for r in others}
 
@@ -106,7 +129,7 @@ PAIRS = (("pl2", "profile-pl2"), ("pl3", "profile-pl3"))
 @pytest.fixture(scope="module")
 def outcomes(crs: str) -> dict[str, list[efficacy.Outcome]]:
     requests = efficacy.load_corpora(Path(crs), SLICE)
-    assert 450 < len(requests) < 700, len(requests)
+    assert 600 < len(requests) < 800, len(requests)
     names = [name for pair in PAIRS for name in pair]
     return {name: efficacy.run(efficacy.CONFIGS[name], Path(crs), requests) for name in names}
 
@@ -180,8 +203,10 @@ def test_search_exclusion_is_for_plain_text_only(crs: str) -> None:
 # benign-fresh (95.5%, 93.7%) and benign-third (85.2%, 80.9%), read while the exclusions were chosen. Held out:
 # benign-fourth, measured once after they were frozen: 46.5% and 40.4%, far short of the issue's goal (99%),
 # and its plain level blocks more of it (759 and 1,013 of 1,120 against 599 and 667).
-TUNING_FLOOR = {"benign-modern": 0.97, "benign-fresh": 0.88, "benign-third": 0.7}
-HELD_OUT_FLOOR = {"benign-fourth": 0.3}
+# benign-fourth's false positives were read after that, so it is tuning data now; benign-fifth, the held-out set
+# since, gets its bound once it has been measured.
+TUNING_FLOOR = {"benign-modern": 0.97, "benign-fresh": 0.88, "benign-third": 0.7, "benign-fourth": 0.3}
+HELD_OUT_FLOOR: dict[str, float] = {}
 
 
 @pytest.mark.parametrize(("base", "profile"), PAIRS)
