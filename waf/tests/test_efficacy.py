@@ -203,21 +203,26 @@ def test_search_exclusion_is_for_plain_text_only(crs: str) -> None:
 # benign-fresh (95.5%, 93.7%) and benign-third (85.2%, 80.9%), read while the exclusions were chosen. Held out:
 # benign-fourth, measured once after they were frozen: 46.5% and 40.4%, far short of the issue's goal (99%),
 # and its plain level blocks more of it (759 and 1,013 of 1,120 against 599 and 667).
-# benign-fourth's false positives were read after that, so it is tuning data now; benign-fifth, the held-out set
-# since, gets its bound once it has been measured.
+# benign-fourth's false positives were read after that, so it is tuning data now.
 TUNING_FLOOR = {"benign-modern": 0.97, "benign-fresh": 0.88, "benign-third": 0.7, "benign-fourth": 0.3}
-HELD_OUT_FLOOR: dict[str, float] = {}
+# benign-fifth, held out since the fourth round began (written before any exclusion changed): the profiles
+# passed 57.2% and 47.0% of it (docs/waf.md), far short of the goal too.
+HELD_OUT_FLOOR = {"benign-fifth": 0.4}
 
 
 @pytest.mark.parametrize(("base", "profile"), PAIRS)
 def test_profile_passes_modern_traffic(outcomes: dict[str, list[efficacy.Outcome]], base: str, profile: str) -> None:
     """On the traffic it was tuned on the profile passes nearly everything its level blocks; on the held-out
-    benign set (benign-fourth: other API styles, frameworks and scripts) it passes more than its level, and far
-    less than the issue's goal (99%): what exclusions fitted to one set of conventions are worth on another's.
-    These bounds guard what was measured."""
+    benign set (benign-fifth: carts, chat, CI/CD, calendars, translations, log searches, tickets) it passes
+    more than its level, and far less than the issue's goal (99%): what exclusions fitted to one set of
+    conventions are worth on another's. These bounds guard what was measured."""
     plain, tuned = (efficacy.summarize(n, outcomes[n]) for n in (base, profile))
-    seen = plain.totals(attack=False, split="tuning"), tuned.totals(attack=False, split="tuning")
-    assert seen[0].blocked > 5 * max(seen[1].blocked, 1), seen  # the exclusions are what passes them
+    # The corpora exclusions were fitted to: benign-fourth counts as tuning data since its false positives
+    # were read, but no exclusion was fitted to it yet, so it is left out of this ratio and bounded below on
+    # its own.
+    fitted = [(n, "tuning") for n in ("benign-modern", "benign-fresh", "benign-third")]
+    seen = [sum(s.corpus[c].blocked for c in fitted) for s in (plain, tuned)]
+    assert seen[0] > 5 * max(seen[1], 1), seen  # the exclusions are what passes them
     for corpus, floor in TUNING_FLOOR.items():
         assert tuned.corpus[corpus, "tuning"].rate(attack=False) >= floor, (corpus, tuned.corpus[corpus, "tuning"])
     for corpus, floor in HELD_OUT_FLOOR.items():
