@@ -95,6 +95,10 @@ def block_config(kube: Kube) -> dict[str, Any]:
                 "enabled": True,
                 "default_policy": {"enabled": True},
                 "image": {"registry": WAF_REGISTRY, "repository": WAF_REPOSITORY, "tag": WAF_TAG},
+                # The flows are the subject, not the WAF's latency: at a load average of 27 on 2 cores (make
+                # test's jobs side by side) a decision took longer than the default 250 ms and Envoy failed the
+                # request closed with 504 (2026-12-07). The timeout itself: tests/traffic/test_alerts.py.
+                "message_timeout": "2s",
             },
             # Judged after kube-proxy's DNAT: the API server's own address, as on a cluster.
             "network_policy": {"provider": "kubernetes", "api_server_cidrs": [f"{NODE_IP}/32"]},
