@@ -27,15 +27,13 @@ be measured as a new held-out set (waf/corpora/README.md).
 # ruff: noqa: RUF001 (names and texts in other scripts hold letters that look like Latin ones, on purpose)
 from __future__ import annotations
 
-import base64
-import random
 import string
 import sys
 import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
-from .traffic import CORPORA, HeldOutGen, Request, generator_main
+from .traffic import CORPORA, HeldOutGen, Request, generator_main, query
 
 SEED = 5555
 NAME = "benign-fifth"
@@ -393,18 +391,6 @@ TICKET_BODIES = (
 )
 
 
-def _hex(rng: random.Random, n: int) -> str:
-    return rng.randbytes(n).hex()
-
-
-def _b64url(rng: random.Random, n: int) -> str:
-    return base64.urlsafe_b64encode(rng.randbytes(n)).decode().rstrip("=")
-
-
-def _q(params: dict[str, str] | list[tuple[str, str]]) -> str:
-    return urllib.parse.urlencode(params, quote_via=urllib.parse.quote)
-
-
 class Gen(HeldOutGen):
     def __init__(self) -> None:
         super().__init__(NAME, "fifth", SEED)
@@ -413,7 +399,7 @@ class Gen(HeldOutGen):
 
     def api(self, host: str, content_type: str | None = "application/json") -> list[tuple[str, str]]:
         h = [("Host", host), ("User-Agent", self.pick(TOOLS)), ("Accept", "application/json")]
-        h.append(("Authorization", "Bearer " + _b64url(self.rng, 32)))
+        h.append(("Authorization", "Bearer " + self.b64url(32)))
         if content_type:
             h.append(("Content-Type", content_type))
         return h
@@ -422,7 +408,7 @@ class Gen(HeldOutGen):
         h = [("Host", host), ("User-Agent", self.pick(BROWSER_UAS))]
         h += [("Accept", "application/json, text/plain, */*"), ("Accept-Language", self.pick(LANGUAGES))]
         h += [("Accept-Encoding", "gzip, deflate, br, zstd"), ("Origin", f"https://{host}")]
-        h.append(("Cookie", f"session={_b64url(self.rng, 24)}; cart_token={_hex(self.rng, 12)}"))
+        h.append(("Cookie", f"session={self.b64url(24)}; cart_token={self.hex(12)}"))
         if content_type:
             h.append(("Content-Type", content_type))
         return h
@@ -447,7 +433,7 @@ class Gen(HeldOutGen):
                     "query": "mutation cartLinesAdd($cartId: ID!, $lines: [CartLineInput!]!) { cartLinesAdd("
                     "cartId: $cartId, lines: $lines) { cart { id totalQuantity } userErrors { field message } } }",
                     "variables": {
-                        "cartId": f"gid://shop/Cart/{_hex(self.rng, 12)}",
+                        "cartId": f"gid://shop/Cart/{self.hex(12)}",
                         "lines": [
                             {
                                 "merchandiseId": f"gid://shop/ProductVariant/{self.rng.randint(10**9, 10**10)}",
@@ -470,7 +456,7 @@ class Gen(HeldOutGen):
                     "quantity": self.rng.randint(1, 3),
                     "variation": [{"attribute": "Size", "value": self.pick(("S", "M", "L", "44½", "116"))}],
                 }
-                h = [*self.browser("woo.example.net", "application/json"), ("Nonce", _hex(self.rng, 5))]
+                h = [*self.browser("woo.example.net", "application/json"), ("Nonce", self.hex(5))]
                 self.add("cart", "POST", "/wp-json/wc/store/v1/cart/add-item", h, self.json(doc))
             elif kind == 2:
                 doc = {
@@ -503,7 +489,7 @@ class Gen(HeldOutGen):
                     ("billing_postcode", self.pick(("D01 F5P2", "1200-195", "20121", "00-116"))),
                     ("order_comments", self.pick(DELIVERY_NOTES)),
                     ("payment_method", self.pick(("stripe", "paypal", "bacs"))),
-                    ("woocommerce-process-checkout-nonce", _hex(self.rng, 5)),
+                    ("woocommerce-process-checkout-nonce", self.hex(5)),
                     ("_wp_http_referer", "/?wc-ajax=update_order_review"),
                 ]
                 h = self.browser("woo.example.net", "application/x-www-form-urlencoded; charset=UTF-8")
@@ -568,7 +554,7 @@ class Gen(HeldOutGen):
                     "review[title]": self.pick(REVIEW_TITLES),
                     "review[body]": self.pick(REVIEW_TEXTS),
                     "review[author]": f"{p['first']} {p['last']}",
-                    "authenticity_token": _b64url(self.rng, 32),
+                    "authenticity_token": self.b64url(32),
                 }
                 h = self.browser("shop.example", "application/x-www-form-urlencoded")
                 self.add("review", "POST", f"/products/{sku.lower()}/reviews", h, self.form(fields))
@@ -592,23 +578,23 @@ class Gen(HeldOutGen):
             if kind == 0:
                 doc: dict[str, Any] = {
                     "message": {
-                        "rid": _b64url(self.rng, 12),
+                        "rid": self.b64url(12),
                         "msg": line,
-                        "tmid": self.pick((None, _b64url(self.rng, 12))),
+                        "tmid": self.pick((None, self.b64url(12))),
                     }
                 }
-                h = [*self.api("chat.example.com"), ("X-User-Id", _b64url(self.rng, 12))]
+                h = [*self.api("chat.example.com"), ("X-User-Id", self.b64url(12))]
                 self.add("chat", "POST", "/api/v1/chat.sendMessage", h, self.json(doc))
             elif kind == 1:
                 doc = {
                     "type": "message",
                     "from": {"id": f"28:{self.uid()}", "name": "Release Bot"},
-                    "conversation": {"id": f"19:{_hex(self.rng, 16)}@thread.tacv2"},
+                    "conversation": {"id": f"19:{self.hex(16)}@thread.tacv2"},
                     "text": line,
                     "textFormat": "markdown",
                     "replyToId": str(self.rng.randint(10**12, 10**13)),
                 }
-                conv = f"19%3A{_hex(self.rng, 16)}%40thread.tacv2"
+                conv = f"19%3A{self.hex(16)}%40thread.tacv2"
                 self.add(
                     "chat",
                     "POST",
@@ -618,7 +604,7 @@ class Gen(HeldOutGen):
                 )
             elif kind == 2:
                 doc = {
-                    "channel": "C0" + _b64url(self.rng, 6).upper(),
+                    "channel": "C0" + self.b64url(6).upper(),
                     "text": line,
                     "blocks": [
                         {"type": "section", "text": {"type": "mrkdwn", "text": line}},
@@ -663,7 +649,7 @@ class Gen(HeldOutGen):
                 h = self.api("jenkins.example.internal", "application/x-www-form-urlencoded")
                 self.add("cicd", "POST", "/job/shop/job/cart/buildWithParameters", h, self.form(fields))
             elif kind == 1:
-                path = f"/api/repos/shop/cart/builds?{_q({'branch': branch, 'DEPLOY_TO': 'staging'})}"
+                path = f"/api/repos/shop/cart/builds?{query({'branch': branch, 'DEPLOY_TO': 'staging'})}"
                 self.add("cicd", "POST", path, self.api("drone.example.internal", None))
             elif kind == 2:
                 doc: dict[str, Any] = {
@@ -770,7 +756,7 @@ class Gen(HeldOutGen):
                     "recurrence": [self.pick(("RRULE:FREQ=WEEKLY;BYDAY=MO", "RRULE:FREQ=DAILY;COUNT=5"))],
                     "reminders": {"useDefault": False, "overrides": [{"method": "popup", "minutes": 10}]},
                 }
-                path = "/calendar/v3/calendars/primary/events?" + _q({"sendUpdates": "all"})
+                path = "/calendar/v3/calendars/primary/events?" + query({"sendUpdates": "all"})
                 self.add("calendar-mail", "POST", path, self.api("calendar.example.com"), self.json(doc))
             elif kind == 1:
                 doc = {
@@ -779,7 +765,7 @@ class Gen(HeldOutGen):
                         [
                             "Email/set",
                             {
-                                "accountId": _hex(self.rng, 6),
+                                "accountId": self.hex(6),
                                 "create": {
                                     "draft1": {
                                         "from": [{"name": f"{p['first']} {p['last']}", "email": p["email"]}],
@@ -876,7 +862,7 @@ class Gen(HeldOutGen):
                             ],
                         }
                     )
-                path = f"/api2/projects/{_hex(self.rng, 8)}.{_hex(self.rng, 4)}/keys"
+                path = f"/api2/projects/{self.hex(8)}.{self.hex(4)}/keys"
                 self.add("i18n", "POST", path, self.api("api.lokalise.example"), self.json({"keys": keys}))
             else:
                 lang = self.pick(langs)
@@ -931,7 +917,7 @@ class Gen(HeldOutGen):
                 self.add(
                     "logsearch",
                     "GET",
-                    "/loki/api/v1/query_range?" + _q(params),
+                    "/loki/api/v1/query_range?" + query(params),
                     self.api("loki.example.internal", None),
                 )
             elif kind == 4:
@@ -949,7 +935,7 @@ class Gen(HeldOutGen):
                     "sort": "timestamp:desc",
                 }
                 h = [*self.api("graylog.example.internal", None), ("X-Requested-By", "cli")]
-                self.add("logsearch", "GET", "/api/search/universal/relative?" + _q(params), h)
+                self.add("logsearch", "GET", "/api/search/universal/relative?" + query(params), h)
 
     def support(self, n: int) -> None:
         """Helpdesks under their own field names: Help Scout threads, Front messages, Zammad articles,
@@ -975,7 +961,7 @@ class Gen(HeldOutGen):
                     "body_format": "markdown",
                     "metadata": {"headers": {"X-Order": str(self.rng.randint(10**5, 10**6))}},
                 }
-                path = f"/channels/cha_{_b64url(self.rng, 4)}/incoming_messages"
+                path = f"/channels/cha_{self.b64url(4)}/incoming_messages"
                 self.add("support", "POST", path, self.api("api2.front.example"), self.json(doc))
             elif kind == 2:
                 doc = {
@@ -999,7 +985,7 @@ class Gen(HeldOutGen):
                 h = [
                     ("Host", "tickets.example.org"),
                     ("User-Agent", self.pick(TOOLS)),
-                    ("X-API-Key", _hex(self.rng, 16).upper()),
+                    ("X-API-Key", self.hex(16).upper()),
                     ("Content-Type", "application/json"),
                 ]
                 self.add("support", "POST", "/api/tickets.json", h, self.json(doc))
@@ -1086,13 +1072,13 @@ class Gen(HeldOutGen):
                     "FNAME": p["first"],
                     "LNAME": p["last"],
                     "group[4021][1]": "1",
-                    "b_" + _hex(self.rng, 10): "",
+                    "b_" + self.hex(10): "",
                 }
                 h = self.browser("shop.example", "application/x-www-form-urlencoded")
                 self.add(
                     "account",
                     "POST",
-                    f"/subscribe/post?u={_hex(self.rng, 12)}&id={_hex(self.rng, 5)}",
+                    f"/subscribe/post?u={self.hex(12)}&id={self.hex(5)}",
                     h,
                     self.form(fields),
                 )
@@ -1104,7 +1090,7 @@ class Gen(HeldOutGen):
                     "page": str(self.rng.randint(1, 5)),
                 }
                 h = self.browser("shop.example")
-                self.add("account", "GET", "/api/me/orders?" + _q(params), h)
+                self.add("account", "GET", "/api/me/orders?" + query(params), h)
 
 
 def generate() -> Iterator[Request]:

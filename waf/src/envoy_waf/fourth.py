@@ -26,14 +26,13 @@ from __future__ import annotations
 
 import base64
 import json
-import random
 import string
 import sys
 import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
-from .traffic import CORPORA, HeldOutGen, Request, generator_main
+from .traffic import CORPORA, HeldOutGen, Request, generator_main, query
 
 SEED = 4444
 NAME = "benign-fourth"
@@ -299,18 +298,6 @@ FORM_MESSAGES = (
 )
 
 
-def _hex(rng: random.Random, n: int) -> str:
-    return rng.randbytes(n).hex()
-
-
-def _b64url(rng: random.Random, n: int) -> str:
-    return base64.urlsafe_b64encode(rng.randbytes(n)).decode().rstrip("=")
-
-
-def _q(params: dict[str, str] | list[tuple[str, str]]) -> str:
-    return urllib.parse.urlencode(params, quote_via=urllib.parse.quote)
-
-
 class Gen(HeldOutGen):
     def __init__(self) -> None:
         super().__init__(NAME, "fourth", SEED)
@@ -319,7 +306,7 @@ class Gen(HeldOutGen):
 
     def api(self, host: str, content_type: str | None = "application/json") -> list[tuple[str, str]]:
         h = [("Host", host), ("User-Agent", self.pick(TOOLS)), ("Accept", "application/json")]
-        h.append(("Authorization", "Bearer " + _b64url(self.rng, 40)))
+        h.append(("Authorization", "Bearer " + self.b64url(40)))
         if content_type:
             h.append(("Content-Type", content_type))
         return h
@@ -349,12 +336,12 @@ class Gen(HeldOutGen):
         parts = [
             f"_ga=GA1.1.{self.rng.randint(10**8, 10**9)}.{1796000000 + self.rng.randint(0, 10**6)}",
             f"_ga_K8Q2Z1XJ7P=GS2.1.s{1796000000 + self.rng.randint(0, 10**6)}$o3$g1$t1796000123$j60$l0$h0",
-            f"didomi_token={_b64url(self.rng, 90)}",
-            f"euconsent-v2=CQ{_b64url(self.rng, 60)}.YAAAAAAAAAAA",
+            f"didomi_token={self.b64url(90)}",
+            f"euconsent-v2=CQ{self.b64url(60)}.YAAAAAAAAAAA",
             "klaro=%7B%22analytics%22%3Atrue%2C%22marketing%22%3Afalse%7D",
-            f"JSESSIONID={_hex(self.rng, 16).upper()}",
-            f"csrftoken={_b64url(self.rng, 24)}",
-            f"_session_id={_hex(self.rng, 16)}",
+            f"JSESSIONID={self.hex(16).upper()}",
+            f"csrftoken={self.b64url(24)}",
+            f"_session_id={self.hex(16)}",
         ]
         if self.rng.random() < 0.3:
             parts.append(f"lang={self.pick(('ko', 'th', 'hi', 'el', 'uk', 'vi'))}")
@@ -374,21 +361,21 @@ class Gen(HeldOutGen):
                     "$count": "true",
                 }
                 h = [*self.api("graph.microsoft.example", None), ("ConsistencyLevel", "eventual")]
-                self.add("odata", "GET", "/v1.0/users?" + _q(params), h)
+                self.add("odata", "GET", "/v1.0/users?" + query(params), h)
             elif kind == 1:
                 params = {
                     "$filter": self.pick(ODATA_FILTERS[4:8]),
                     "$orderby": self.pick(("receivedDateTime desc", "Price asc", "Name")),
                     "$expand": self.pick(("attachments", "Category", "Orders($select=OrderID,OrderDate)")),
                 }
-                self.add("odata", "GET", "/odata/v4/Products?" + _q(params), self.api("erp.example.net", None))
+                self.add("odata", "GET", "/odata/v4/Products?" + query(params), self.api("erp.example.net", None))
             elif kind == 2:
                 params = {
                     "$search": f'"{self.pick(("budget 2027", "Quartalsbericht", "onboarding", "회의록"))}"',
                     "$select": "subject,from,receivedDateTime",
                 }
                 h = self.api("graph.microsoft.example", None)
-                self.add("odata", "GET", "/v1.0/me/messages?" + _q(params), h)
+                self.add("odata", "GET", "/v1.0/me/messages?" + query(params), h)
             else:
                 doc: dict[str, Any] = {
                     "__metadata": {"type": "SP.Data.TasksListItem"},
@@ -398,7 +385,7 @@ class Gen(HeldOutGen):
                     "PercentComplete": self.pick((0, 0.5, 1)),
                 }
                 h = self.api("contoso.sharepoint.example", "application/json;odata=verbose")
-                h += [("X-RequestDigest", f"0x{_hex(self.rng, 32).upper()},07 Dec 2026 10:00:00 -0000")]
+                h += [("X-RequestDigest", f"0x{self.hex(32).upper()},07 Dec 2026 10:00:00 -0000")]
                 self.add("odata", "POST", "/sites/ops/_api/web/lists/getbytitle('Tasks')/items", h, self.json(doc))
 
     def jsonrpc(self, n: int) -> None:
@@ -407,10 +394,10 @@ class Gen(HeldOutGen):
             kind = i % 3
             if kind == 0:
                 method = self.pick(("eth_call", "eth_getBalance", "eth_blockNumber", "eth_getLogs"))
-                addr = "0x" + _hex(self.rng, 20)
+                addr = "0x" + self.hex(20)
                 params: list[Any]
                 if method == "eth_call":
-                    params = [{"to": addr, "data": "0x70a08231" + "0" * 24 + _hex(self.rng, 20)}, "latest"]
+                    params = [{"to": addr, "data": "0x70a08231" + "0" * 24 + self.hex(20)}, "latest"]
                 elif method == "eth_getBalance":
                     params = [addr, "latest"]
                 elif method == "eth_getLogs":
@@ -423,9 +410,7 @@ class Gen(HeldOutGen):
                     "method": method,
                     "params": params,
                 }
-                self.add(
-                    "jsonrpc", "POST", "/v3/" + _hex(self.rng, 16), self.api("mainnet.rpc.example"), self.json(doc)
-                )
+                self.add("jsonrpc", "POST", "/v3/" + self.hex(16), self.api("mainnet.rpc.example"), self.json(doc))
             elif kind == 1:
                 p = self.person()
                 domain = self.pick(
@@ -469,7 +454,7 @@ class Gen(HeldOutGen):
         for i in range(n):
             h = self.api("acme.my.salesforce.example", None if i % 2 == 0 else "application/json")
             if i % 2 == 0:
-                self.add("salesforce", "GET", "/services/data/v62.0/query?" + _q({"q": self.pick(SOQL)}), h)
+                self.add("salesforce", "GET", "/services/data/v62.0/query?" + query({"q": self.pick(SOQL)}), h)
             else:
                 p = self.person()
                 street, postal, city, country = self.pick(ADDRESSES)
@@ -504,16 +489,14 @@ class Gen(HeldOutGen):
                             {"key": "http.method", "value": {"stringValue": "GET"}},
                             {
                                 "key": "http.url",
-                                "value": {
-                                    "stringValue": f"http://inventory.internal:8080/v1/items?sku={_hex(self.rng, 3)}"
-                                },
+                                "value": {"stringValue": f"http://inventory.internal:8080/v1/items?sku={self.hex(3)}"},
                             },
                             {"key": "http.status_code", "value": {"intValue": self.pick((200, 404, 503))}},
                         ]
                     spans.append(
                         {
-                            "traceId": _hex(self.rng, 16),
-                            "spanId": _hex(self.rng, 8),
+                            "traceId": self.hex(16),
+                            "spanId": self.hex(8),
                             "name": self.pick(("SELECT shop.users", "GET /v1/items", "UPDATE shop.carts")),
                             "kind": 3,
                             "startTimeUnixNano": str(1796000000 * 10**9 + self.rng.randint(0, 10**12)),
@@ -571,7 +554,7 @@ class Gen(HeldOutGen):
                     "_sort": "-_lastUpdated",
                 }
                 h = [*self.api("fhir.hospital.example", None), ("Accept", "application/fhir+json")]
-                self.add("fhir", "GET", "/fhir/R4/Patient?" + _q(params), h)
+                self.add("fhir", "GET", "/fhir/R4/Patient?" + query(params), h)
             elif i % 3 == 1:
                 street, postal, city, country = self.pick(ADDRESSES)
                 doc: dict[str, Any] = {
@@ -669,7 +652,7 @@ class Gen(HeldOutGen):
                     ("mode", "payment"),
                     ("success_url", "https://shop.example/success?session_id={CHECKOUT_SESSION_ID}"),
                     ("cancel_url", "https://shop.example/cart"),
-                    ("line_items[0][price]", f"price_{_b64url(self.rng, 12)}"),
+                    ("line_items[0][price]", f"price_{self.b64url(12)}"),
                     ("line_items[0][quantity]", str(self.rng.randint(1, 4))),
                     ("metadata[order_note]", self.pick(FORM_MESSAGES)),
                     ("customer_email", p["email"]),
@@ -686,7 +669,9 @@ class Gen(HeldOutGen):
                     ),
                     "limit": "20",
                 }
-                self.add("payments", "GET", "/v1/charges/search?" + _q(params), self.api("api.payments.example", None))
+                self.add(
+                    "payments", "GET", "/v1/charges/search?" + query(params), self.api("api.payments.example", None)
+                )
 
     def framework_forms(self, n: int) -> None:
         """Server-rendered forms of other frameworks: Spring Security, ASP.NET Core Identity, Flask-WTF,
@@ -710,12 +695,12 @@ class Gen(HeldOutGen):
                     ("Input.Password", secret),
                     ("Input.ConfirmPassword", secret),
                     ("Input.DisplayName", f"{p['first']} {p['last']}"),
-                    ("__RequestVerificationToken", "CfDJ8" + _b64url(self.rng, 100)),
+                    ("__RequestVerificationToken", "CfDJ8" + self.b64url(100)),
                 ]
                 self.add("framework-form", "POST", "/Identity/Account/Register?returnUrl=%2F", h, self.form(fields))
             elif kind == 2:
                 fields = [
-                    ("csrf_token", f"{_hex(self.rng, 20)}##{_hex(self.rng, 20)}"),
+                    ("csrf_token", f"{self.hex(20)}##{self.hex(20)}"),
                     ("full_name", f"{p['first']} {p['last']}"),
                     ("email", p["email"]),
                     ("message", self.pick(FORM_MESSAGES)),
@@ -724,7 +709,7 @@ class Gen(HeldOutGen):
                 self.add("framework-form", "POST", "/contact", h, self.form(fields))
             elif kind == 3:
                 fields = [
-                    ("_csrf_token", _b64url(self.rng, 40)),
+                    ("_csrf_token", self.b64url(40)),
                     ("user[email]", p["email"]),
                     ("user[password]", secret),
                     ("user[remember_me]", "true"),
@@ -752,7 +737,7 @@ class Gen(HeldOutGen):
                     ("message[0][value]", self.pick(FORM_MESSAGES)),
                     ("name", f"{p['first']} {p['last']}"),
                     ("mail", p["email"]),
-                    ("form_build_id", "form-" + _b64url(self.rng, 32)),
+                    ("form_build_id", "form-" + self.b64url(32)),
                     ("form_id", "contact_message_feedback_form"),
                     ("op", "Send message"),
                 ]
@@ -765,7 +750,7 @@ class Gen(HeldOutGen):
                     ("jform[contact_message]", self.pick(FORM_MESSAGES)),
                     ("option", "com_contact"),
                     ("task", "contact.submit"),
-                    (_hex(self.rng, 16), "1"),
+                    (self.hex(16), "1"),
                 ]
                 self.add("framework-form", "POST", "/index.php/kontakt", h, self.form(fields))
             else:
@@ -805,16 +790,16 @@ class Gen(HeldOutGen):
                             "filters": [{"status": "open"}, {"s": "arr"}],
                         },
                         "memo": {
-                            "id": _b64url(self.rng, 15),
+                            "id": self.b64url(15),
                             "name": "orders-table",
                             "path": "admin/orders",
                             "method": "GET",
                         },
-                        "checksum": _hex(self.rng, 32),
+                        "checksum": self.hex(32),
                     }
                 )
                 doc: dict[str, Any] = {
-                    "_token": _b64url(self.rng, 30),
+                    "_token": self.b64url(30),
                     "components": [
                         {
                             "snapshot": snapshot,
@@ -833,10 +818,10 @@ class Gen(HeldOutGen):
                 h = self.browser("app.example.dev", False)
                 h += [
                     ("X-Inertia", "true"),
-                    ("X-Inertia-Version", _hex(self.rng, 16)),
+                    ("X-Inertia-Version", self.hex(16)),
                     ("X-Requested-With", "XMLHttpRequest"),
                 ]
-                h += [("Content-Type", "application/json"), ("X-XSRF-TOKEN", _b64url(self.rng, 40) + "%3D")]
+                h += [("Content-Type", "application/json"), ("X-XSRF-TOKEN", self.b64url(40) + "%3D")]
                 doc = {
                     "title": self.pick(("Q1 roadmap", "Ρυθμίσεις", "Bug bash 🐛")),
                     "due_on": "2026-12-20",
@@ -844,17 +829,17 @@ class Gen(HeldOutGen):
                 }
                 self.add("spa", "POST", "/projects/12/tasks", h, self.json(doc))
             else:
-                h = [*self.browser("app.example.dev", False), ("X-XSRF-TOKEN", _b64url(self.rng, 40))]
-                h += [("sentry-trace", f"{_hex(self.rng, 16)}-{_hex(self.rng, 8)}-1")]
+                h = [*self.browser("app.example.dev", False), ("X-XSRF-TOKEN", self.b64url(40))]
+                h += [("sentry-trace", f"{self.hex(16)}-{self.hex(8)}-1")]
                 h += [
                     (
                         "baggage",
                         f"sentry-environment=production,sentry-release=web%40{self.rng.randint(100, 999)},"
-                        f"sentry-public_key={_hex(self.rng, 16)}",
+                        f"sentry-public_key={self.hex(16)}",
                     )
                 ]
                 params = {"page": str(self.rng.randint(1, 9)), "sort": "-updated_at", "filter[status]": "active"}
-                self.add("spa", "GET", "/api/v2/workspaces?" + _q(params), h)
+                self.add("spa", "GET", "/api/v2/workspaces?" + query(params), h)
 
     def search(self, n: int) -> None:
         """Search engines' own query syntaxes: Elasticsearch's query DSL, Solr, Typesense, JQL, GitHub's."""
@@ -892,7 +877,7 @@ class Gen(HeldOutGen):
                     "rows": "20",
                     "wt": "json",
                 }
-                self.add("search", "GET", "/solr/catalog/select?" + _q(params), self.api("solr.example.net", None))
+                self.add("search", "GET", "/solr/catalog/select?" + query(params), self.api("solr.example.net", None))
             elif kind == 3:
                 params = {
                     "q": phrase,
@@ -900,12 +885,12 @@ class Gen(HeldOutGen):
                     "filter_by": self.pick(("price:>100 && in_stock:true", "brand:=[Acme, Contoso]", "rating:>=4")),
                     "sort_by": "popularity:desc",
                 }
-                h = [*self.api("typesense.example.net", None), ("X-TYPESENSE-API-KEY", _b64url(self.rng, 24))]
-                self.add("search", "GET", "/collections/products/documents/search?" + _q(params), h)
+                h = [*self.api("typesense.example.net", None), ("X-TYPESENSE-API-KEY", self.b64url(24))]
+                self.add("search", "GET", "/collections/products/documents/search?" + query(params), h)
             elif kind == 4:
                 params = {"jql": self.pick(JQL), "maxResults": "50", "fields": "summary,status,assignee"}
                 self.add(
-                    "search", "GET", "/rest/api/3/search/jql?" + _q(params), self.api("team.atlassian.example", None)
+                    "search", "GET", "/rest/api/3/search/jql?" + query(params), self.api("team.atlassian.example", None)
                 )
             else:
                 params = {
@@ -919,7 +904,7 @@ class Gen(HeldOutGen):
                     ),
                     "per_page": "30",
                 }
-                self.add("search", "GET", "/search/issues?" + _q(params), self.api("api.github.example", None))
+                self.add("search", "GET", "/search/issues?" + query(params), self.api("api.github.example", None))
 
     def profiles(self, n: int) -> None:
         """User profiles in other scripts to identity providers' admin APIs: Keycloak, Auth0, Okta."""
@@ -956,7 +941,7 @@ class Gen(HeldOutGen):
                 self.add(
                     "profile",
                     "PATCH",
-                    f"/api/v2/users/auth0%7C{_hex(self.rng, 12)}",
+                    f"/api/v2/users/auth0%7C{self.hex(12)}",
                     self.api("tenant.auth0.example"),
                     self.json(doc),
                 )
@@ -1006,7 +991,7 @@ class Gen(HeldOutGen):
                     },
                 }
                 h = [*self.browser("jupyter.example.org", False), ("Content-Type", "application/json")]
-                h.append(("X-XSRFToken", _b64url(self.rng, 30)))
+                h.append(("X-XSRFToken", self.b64url(30)))
                 self.add(
                     "notebook",
                     "PUT",
@@ -1035,7 +1020,7 @@ class Gen(HeldOutGen):
                         }
                     )
                 doc = {
-                    "dashboard": {"uid": _b64url(self.rng, 6), "title": "Checkout", "panels": panels},
+                    "dashboard": {"uid": self.b64url(6), "title": "Checkout", "panels": panels},
                     "overwrite": True,
                     "message": "tweak thresholds",
                 }
@@ -1073,11 +1058,10 @@ class Gen(HeldOutGen):
                     "action": "create",
                     "type": "Comment",
                     "data": {"id": self.uid(), "body": self.pick(POSTS), "issueId": self.uid()},
-                    "url": f"https://linear.example/acme/issue/ENG-{self.rng.randint(100, 999)}"
-                    f"#comment-{_hex(self.rng, 4)}",
+                    "url": f"https://linear.example/acme/issue/ENG-{self.rng.randint(100, 999)}#comment-{self.hex(4)}",
                     "webhookTimestamp": 1796000000000 + self.rng.randint(0, 10**6),
                 }
-                self.add("webhook", "POST", "/linear", [*h, ("Linear-Signature", _hex(self.rng, 32))], self.json(doc))
+                self.add("webhook", "POST", "/linear", [*h, ("Linear-Signature", self.hex(32))], self.json(doc))
             elif kind == 2:
                 doc = {
                     "update_id": self.rng.randint(10**8, 10**9),
@@ -1089,8 +1073,8 @@ class Gen(HeldOutGen):
                         "text": self.pick((*POSTS, "/start", "/help", "/order 4471")),
                     },
                 }
-                h.append(("X-Telegram-Bot-Api-Secret-Token", _b64url(self.rng, 24)))
-                self.add("webhook", "POST", "/telegram/" + _b64url(self.rng, 16), h, self.json(doc))
+                h.append(("X-Telegram-Bot-Api-Secret-Token", self.b64url(24)))
+                self.add("webhook", "POST", "/telegram/" + self.b64url(16), h, self.json(doc))
             elif kind == 3:
                 doc = {
                     "object": "whatsapp_business_account",
@@ -1118,13 +1102,13 @@ class Gen(HeldOutGen):
                         }
                     ],
                 }
-                h.append(("X-Hub-Signature-256", "sha256=" + _hex(self.rng, 32)))
+                h.append(("X-Hub-Signature-256", "sha256=" + self.hex(32)))
                 self.add("webhook", "POST", "/whatsapp", h, self.json(doc))
             elif kind == 4:
                 doc = {
                     "event_type": "form_response",
                     "form_response": {
-                        "form_id": _b64url(self.rng, 6),
+                        "form_id": self.b64url(6),
                         "answers": [
                             {"type": "text", "text": f"{p['first']} {p['last']}", "field": {"ref": "full_name"}},
                             {"type": "email", "email": p["email"], "field": {"ref": "email"}},
@@ -1153,7 +1137,7 @@ class Gen(HeldOutGen):
                 doc = {
                     "event": "meeting.ended",
                     "payload": {
-                        "account_id": _b64url(self.rng, 16),
+                        "account_id": self.b64url(16),
                         "object": {
                             "topic": self.pick(("Weekly sync", "Sprint review – Q4", "1:1 Ана / Олена")),
                             "duration": 30,
@@ -1161,7 +1145,7 @@ class Gen(HeldOutGen):
                     },
                     "event_ts": 1796000000000,
                 }
-                h.append(("x-zm-signature", "v0=" + _hex(self.rng, 32)))
+                h.append(("x-zm-signature", "v0=" + self.hex(32)))
                 self.add("webhook", "POST", "/zoom", h, self.json(doc))
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import random
 import string
 import sys
 import urllib.parse
@@ -282,14 +281,6 @@ ERRORS = (
 )
 
 
-def _hex(rng: random.Random, n: int) -> str:
-    return rng.randbytes(n).hex()
-
-
-def _b64url(rng: random.Random, n: int) -> str:
-    return base64.urlsafe_b64encode(rng.randbytes(n)).decode().rstrip("=")
-
-
 class Gen(HeldOutGen):
     def __init__(self) -> None:
         super().__init__(NAME, "third", SEED)
@@ -301,7 +292,7 @@ class Gen(HeldOutGen):
         head = base64.urlsafe_b64encode(b'{"alg":"RS256","typ":"JWT","kid":"k1"}').decode().rstrip("=")
         claims = {"sub": self.uid(), "iat": 1796000000 + self.rng.randint(0, 10**6), "aud": "https://id.example.app"}
         payload = base64.urlsafe_b64encode(json.dumps(claims).encode()).decode().rstrip("=")
-        return f"{head}.{payload}.{_b64url(self.rng, 64)}"
+        return f"{head}.{payload}.{self.b64url(64)}"
 
     def api(self, host: str, content_type: str | None = "application/json") -> list[tuple[str, str]]:
         h = [("Host", host), ("User-Agent", self.pick(TOOLS)), ("Accept", "application/json")]
@@ -330,13 +321,13 @@ class Gen(HeldOutGen):
 
     def cookies(self) -> str:
         parts = [
-            f"_pk_id.3.1fff={_hex(self.rng, 8)}.{1796000000 + self.rng.randint(0, 10**6)}.",
+            f"_pk_id.3.1fff={self.hex(8)}.{1796000000 + self.rng.randint(0, 10**6)}.",
             "_pk_ses.3.1fff=1",
-            f"hubspotutk={_hex(self.rng, 16)}",
-            f"__hstc=20629287.{_hex(self.rng, 16)}.1796000000000.1796100000000.1796200000000.3",
+            f"hubspotutk={self.hex(16)}",
+            f"__hstc=20629287.{self.hex(16)}.1796000000000.1796100000000.1796200000000.3",
             f"_shopify_y={self.uid()}",
-            f"XSRF-TOKEN={_b64url(self.rng, 30)}%3D",
-            f"laravel_session={_b64url(self.rng, 120)}%3D%3D",
+            f"XSRF-TOKEN={self.b64url(30)}%3D",
+            f"laravel_session={self.b64url(120)}%3D%3D",
         ]
         if self.rng.random() < 0.4:
             parts.append("uc_user_interaction=true")
@@ -369,9 +360,9 @@ class Gen(HeldOutGen):
                             "openid email https://api.example.app/invoices.readonly",
                         )
                     ),
-                    "state": _b64url(self.rng, 24),
-                    "nonce": _b64url(self.rng, 16),
-                    "code_challenge": _b64url(self.rng, 32),
+                    "state": self.b64url(24),
+                    "nonce": self.b64url(16),
+                    "code_challenge": self.b64url(32),
                     "code_challenge_method": "S256",
                 }
                 if self.rng.random() < 0.4:
@@ -386,9 +377,9 @@ class Gen(HeldOutGen):
             elif kind == 1:  # token: authorization code
                 f = {
                     "grant_type": "authorization_code",
-                    "code": _b64url(self.rng, 32),
+                    "code": self.b64url(32),
                     "redirect_uri": "https://portal.example.app/callback",
-                    "code_verifier": _b64url(self.rng, 48),
+                    "code_verifier": self.b64url(48),
                     "client_id": self.pick(clients),
                 }
                 h.append(("Content-Type", "application/x-www-form-urlencoded"))
@@ -397,7 +388,7 @@ class Gen(HeldOutGen):
                 if self.rng.random() < 0.5:
                     f = {
                         "grant_type": "refresh_token",
-                        "refresh_token": _b64url(self.rng, 48),
+                        "refresh_token": self.b64url(48),
                         "scope": "openid offline_access",
                     }
                     h.append(("Authorization", "Basic " + base64.b64encode(b"cli:" + self.rng.randbytes(18)).decode()))
@@ -438,7 +429,7 @@ class Gen(HeldOutGen):
                 self.add("oauth", "GET", path, h)
             elif self.rng.random() < 0.6:
                 f = {
-                    "token": _b64url(self.rng, 40),
+                    "token": self.b64url(40),
                     "token_type_hint": self.pick(("access_token", "refresh_token")),
                 }
                 h.append(("Content-Type", "application/x-www-form-urlencoded"))
@@ -448,7 +439,7 @@ class Gen(HeldOutGen):
                 q = {
                     "id_token_hint": self.jwt(),
                     "post_logout_redirect_uri": "https://portal.example.app/",
-                    "state": _b64url(self.rng, 12),
+                    "state": self.b64url(12),
                 }
                 self.add(
                     "oauth",
@@ -560,7 +551,7 @@ class Gen(HeldOutGen):
                     "resource": {
                         "aws_s3_bucket": {
                             "logs": {
-                                "bucket": "${var.env}-access-logs-" + _hex(self.rng, 3),
+                                "bucket": "${var.env}-access-logs-" + self.hex(3),
                                 "tags": {"Team": self.pick(("platform", "data"))},
                             }
                         },
@@ -583,7 +574,7 @@ class Gen(HeldOutGen):
                         ("instance_type", "t4g.medium", False),
                         ("allowed_cidrs", '["198.51.100.0/24", "203.0.113.0/24"]', True),
                         ("tags", '{ CostCenter = "4711", Owner = "platform" }', True),
-                        ("db_password", _b64url(self.rng, 18), False),
+                        ("db_password", self.b64url(18), False),
                     )
                 )
                 doc = {
@@ -602,7 +593,7 @@ class Gen(HeldOutGen):
                 self.add(
                     "iac",
                     "POST",
-                    f"/api/v2/workspaces/ws-{_b64url(self.rng, 12)}/vars",
+                    f"/api/v2/workspaces/ws-{self.b64url(12)}/vars",
                     self.api("app.terraform.example", "application/vnd.api+json"),
                     self.json(doc),
                 )
@@ -733,9 +724,9 @@ class Gen(HeldOutGen):
             kind = i % 4
             if kind == 0:  # Mattermost
                 doc: dict[str, Any] = {
-                    "channel_id": _hex(self.rng, 13),
+                    "channel_id": self.hex(13),
                     "message": text,
-                    "root_id": _hex(self.rng, 13) if self.rng.random() < 0.3 else "",
+                    "root_id": self.hex(13) if self.rng.random() < 0.3 else "",
                 }
                 self.add("chat", "POST", "/api/v4/posts", self.api("chat.example.team"), self.json(doc))
             elif kind == 1:  # Matrix client-server API, with formatted_body for the HTML variant
@@ -743,7 +734,7 @@ class Gen(HeldOutGen):
                 if "`" in text and self.rng.random() < 0.5:
                     doc["format"] = "org.matrix.custom.html"
                     doc["formatted_body"] = text.replace("`", "<code>", 1).replace("`", "</code>", 1)
-                room = "!" + _b64url(self.rng, 12) + ":matrix.example.org"
+                room = "!" + self.b64url(12) + ":matrix.example.org"
                 txn = self.rng.randint(10**12, 10**13)
                 path = f"/_matrix/client/v3/rooms/{urllib.parse.quote(room)}/send/m.room.message/m{txn}"
                 self.add("chat", "PUT", path, self.api("matrix.example.org"), self.json(doc))
@@ -809,7 +800,7 @@ class Gen(HeldOutGen):
                 self.add(
                     "bulk",
                     "PUT",
-                    f"/services/data/v62.0/jobs/ingest/750{_hex(self.rng, 6)}/batches",
+                    f"/services/data/v62.0/jobs/ingest/750{self.hex(6)}/batches",
                     self.api("crm.example.dev", "text/csv"),
                     ("\r\n".join(rows) + "\r\n").encode(),
                 )
@@ -819,7 +810,7 @@ class Gen(HeldOutGen):
                     f"{self.rng.randint(3, 400)},{self.rng.randint(0, 99):02d}"
                     for _ in range(self.rng.randint(3, 15))
                 ]
-                boundary = "----WebKitFormBoundary" + _b64url(self.rng, 12)
+                boundary = "----WebKitFormBoundary" + self.b64url(12)
                 body = (
                     f'--{boundary}\r\nContent-Disposition: form-data; name="import[file]"; filename="preise.csv"\r\n'
                     f"Content-Type: text/csv\r\n\r\n" + "\n".join(rows) + f"\r\n--{boundary}\r\n"
@@ -886,8 +877,8 @@ class Gen(HeldOutGen):
             bucket = self.pick(("media-eu", "backups", "invoices-2026", "static-assets"))
             date = "20261205"
             auth = (
-                f"AWS4-HMAC-SHA256 Credential=AKIA{_hex(self.rng, 8).upper()}/{date}/eu-central-1/s3/aws4_request, "
-                f"SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature={_hex(self.rng, 32)}"
+                f"AWS4-HMAC-SHA256 Credential=AKIA{self.hex(8).upper()}/{date}/eu-central-1/s3/aws4_request, "
+                f"SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature={self.hex(32)}"
             )
             h = [
                 ("Host", f"{bucket}.s3.example.dev"),
@@ -897,7 +888,7 @@ class Gen(HeldOutGen):
             ]
             if kind == 0:  # CompleteMultipartUpload
                 parts = "".join(
-                    f'<Part><PartNumber>{k}</PartNumber><ETag>"{_hex(self.rng, 16)}"</ETag></Part>'
+                    f'<Part><PartNumber>{k}</PartNumber><ETag>"{self.hex(16)}"</ETag></Part>'
                     for k in range(1, self.rng.randint(2, 6))
                 )
                 body = (
@@ -905,7 +896,7 @@ class Gen(HeldOutGen):
                     f'com/doc/2006-03-01/">{parts}</CompleteMultipartUpload>'
                 ).encode()
                 h += [("x-amz-content-sha256", hashlib.sha256(body).hexdigest()), ("Content-Type", "application/xml")]
-                self.add("s3", "POST", f"/video/{self.uid()}.mp4?uploadId={_b64url(self.rng, 40)}", h, body)
+                self.add("s3", "POST", f"/video/{self.uid()}.mp4?uploadId={self.b64url(40)}", h, body)
             elif kind == 1:  # DeleteObjects
                 keys = "".join(
                     f"<Object><Key>tmp/{self.pick(('Rechnung', 'export', 'thumb'))}-{k}.pdf</Key></Object>"
@@ -944,12 +935,12 @@ class Gen(HeldOutGen):
                 else:
                     q = {
                         "X-Amz-Algorithm": "AWS4-HMAC-SHA256",
-                        "X-Amz-Credential": f"AKIA{_hex(self.rng, 8).upper()}/{date}/eu-central-1/s3/aws4_request",
+                        "X-Amz-Credential": f"AKIA{self.hex(8).upper()}/{date}/eu-central-1/s3/aws4_request",
                         "X-Amz-Date": f"{date}T091500Z",
                         "X-Amz-Expires": "900",
                         "X-Amz-SignedHeaders": "host",
                         "response-content-disposition": 'attachment; filename="Übersicht Q4.pdf"',
-                        "X-Amz-Signature": _hex(self.rng, 32),
+                        "X-Amz-Signature": self.hex(32),
                     }
                     key = urllib.parse.quote(f"exports/Übersicht Q4 ({self.rng.randint(1, 9)}).pdf")
                     self.add(
@@ -962,7 +953,7 @@ class Gen(HeldOutGen):
                 body = self.rng.randbytes(self.rng.randint(500, 6000))
                 h += [("x-amz-content-sha256", "UNSIGNED-PAYLOAD"), ("Content-Type", "application/octet-stream")]
                 dump, part = self.rng.randint(1, 30), self.rng.randint(1, 9)
-                path = f"/backups/db-{dump:02d}.dump?partNumber={part}&uploadId={_b64url(self.rng, 30)}"
+                path = f"/backups/db-{dump:02d}.dump?partNumber={part}&uploadId={self.b64url(30)}"
                 self.add("s3", "PUT", path, h, body)
 
     def jsonapi(self, n: int) -> None:
@@ -1105,7 +1096,7 @@ class Gen(HeldOutGen):
                 h[1] = ("User-Agent", "sentry")
                 h += [
                     ("Sentry-Hook-Resource", "event_alert"),
-                    ("Sentry-Hook-Signature", _hex(self.rng, 32)),
+                    ("Sentry-Hook-Signature", self.hex(32)),
                     ("Content-Type", "application/json"),
                 ]
                 doc: Any = {
@@ -1142,7 +1133,7 @@ class Gen(HeldOutGen):
                                     "type": "branch",
                                     "name": "feature/preise-ch",
                                     "target": {
-                                        "hash": _hex(self.rng, 20),
+                                        "hash": self.hex(20),
                                         "message": self.pick(
                                             (
                                                 "Fix VAT rounding for CH\n",
@@ -1169,7 +1160,7 @@ class Gen(HeldOutGen):
                         "email": self.person()["email"],
                         "timestamp": 1796000000 + k,
                         "event": self.pick(("delivered", "open", "click", "bounce")),
-                        "sg_message_id": _b64url(self.rng, 16) + ".filter0001",
+                        "sg_message_id": self.b64url(16) + ".filter0001",
                         "url": "https://shop.example.app/de/angebote?utm_source=newsletter",
                     }
                     for k in range(self.rng.randint(1, 5))
@@ -1184,8 +1175,8 @@ class Gen(HeldOutGen):
                     "subject": self.pick(("Re: Ihre Bestellung #4711", "Problème de livraison", "請求書について")),
                     "body-plain": self.pick(CHAT),
                     "timestamp": str(1796000000 + i),
-                    "token": _hex(self.rng, 25),
-                    "signature": _hex(self.rng, 32),
+                    "token": self.hex(25),
+                    "signature": self.hex(32),
                 }
                 h.append(("Content-Type", "application/x-www-form-urlencoded"))
                 self.add("webhook", "POST", "/mailgun/inbound", h, urllib.parse.urlencode(f).encode())
@@ -1322,7 +1313,7 @@ class Gen(HeldOutGen):
                     ]
                 )
                 h += [("RSC", "1"), ("Next-Router-State-Tree", urllib.parse.quote(tree)), ("Next-Url", "/produkte")]
-                self.add("browser", "GET", f"/produkte/{self.rng.randint(100, 999)}?_rsc={_b64url(self.rng, 4)}", h)
+                self.add("browser", "GET", f"/produkte/{self.rng.randint(100, 999)}?_rsc={self.b64url(4)}", h)
             elif self.rng.random() < 0.5:
                 h += [("Turbo-Frame", "order_summary"), ("Accept", "text/vnd.turbo-stream.html, text/html")]
                 self.add("browser", "GET", "/checkout/summary", h)
@@ -1345,7 +1336,7 @@ class Gen(HeldOutGen):
             street, postal, city, country = self.pick(ADDRESSES)
             if kind == 0:  # Laravel contact form
                 f = {
-                    "_token": _b64url(self.rng, 30),
+                    "_token": self.b64url(30),
                     "name": f"{p['first']} {p['last']}",
                     "email": p["email"],
                     "nachricht": self.pick(CHAT),
@@ -1359,7 +1350,7 @@ class Gen(HeldOutGen):
                     "registration_form[plainPassword][first]": secret,
                     "registration_form[plainPassword][second]": secret,
                     "registration_form[agreeTerms]": "1",
-                    "registration_form[_token]": _b64url(self.rng, 32),
+                    "registration_form[_token]": self.b64url(32),
                 }
                 self.add("form", "POST", "/register", h, urllib.parse.urlencode(f).encode())
             elif kind == 2:  # ASP.NET WebForms postback
@@ -1367,7 +1358,7 @@ class Gen(HeldOutGen):
                     "__EVENTTARGET": "ctl00$MainContent$btnSave",
                     "__EVENTARGUMENT": "",
                     "__VIEWSTATE": base64.b64encode(self.rng.randbytes(self.rng.randint(120, 600))).decode(),
-                    "__VIEWSTATEGENERATOR": _hex(self.rng, 4).upper(),
+                    "__VIEWSTATEGENERATOR": self.hex(4).upper(),
                     "__EVENTVALIDATION": base64.b64encode(self.rng.randbytes(80)).decode(),
                     "ctl00$MainContent$txtCompany": self.pick(
                         ("Müller & Söhne KG", "Lefèvre SARL", "株式会社サンプル")
@@ -1384,7 +1375,7 @@ class Gen(HeldOutGen):
                 )
             else:  # Magento checkout address step (form-encoded with nested names)
                 f = {
-                    "form_key": _b64url(self.rng, 12),
+                    "form_key": self.b64url(12),
                     "firstname": p["first"],
                     "lastname": p["last"],
                     "street[0]": street,

@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import json
 import random
+import urllib.parse
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -86,8 +87,8 @@ def write(path: Path, requests: Iterable[Request]) -> int:
 
 
 class HeldOutGen:
-    """What a held-out benign corpus's generator keeps (benign-third, benign-fourth): a seeded random source
-    and the requests made so far, each marked held out; `prefix` starts every request id."""
+    """What a held-out benign corpus's generator keeps (benign-third, benign-fourth, benign-fifth): a seeded
+    random source and the requests made so far, each marked held out; `prefix` starts every request id."""
 
     def __init__(self, name: str, prefix: str, seed: int) -> None:
         self.name, self.prefix = name, prefix
@@ -108,6 +109,19 @@ class HeldOutGen:
 
     def json(self, doc: Any) -> bytes:
         return json.dumps(doc, ensure_ascii=False).encode()
+
+    def hex(self, n: int) -> str:
+        """n random bytes as hex (trace ids, tokens, digests)."""
+        return self.rng.randbytes(n).hex()
+
+    def b64url(self, n: int) -> str:
+        """n random bytes as unpadded base64url (bearer tokens, session cookies)."""
+        return base64.urlsafe_b64encode(self.rng.randbytes(n)).decode().rstrip("=")
+
+
+def query(params: dict[str, str] | list[tuple[str, str]]) -> str:
+    """A query string as applications encode it: spaces as %20, not +."""
+    return urllib.parse.urlencode(params, quote_via=urllib.parse.quote)
 
 
 def generator_main(doc: str | None, out: Path, generate: Callable[[], Iterable[Request]]) -> int:
