@@ -491,20 +491,31 @@ def _addresses(setup: Setup) -> dict[str, str]:
         elif how == "cluster":
             out[target] = kube.get(f"/api/v1/namespaces/{namespace}/services/{name}")["spec"]["clusterIP"]  # type: ignore[index]
         else:
-            slices = kube.items(
-                f"/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices",
-                labelSelector=f"kubernetes.io/service-name={name}",
-            )
-            ready = [
-                a
-                for s in slices
-                for e in s.get("endpoints") or []
-                if (e.get("conditions") or {}).get("ready")
-                for a in e["addresses"]
-            ]
-            assert ready, f"{namespace}/{name}: no ready endpoint"
-            out[target] = ready[0]
+            out[target] = _ready_address(kube, namespace, name)
     return out
+
+
+def _ready_address(kube: Kube, namespace: str, name: str, timeout: float = 60) -> str:
+    """A ready endpoint's address of the Service, waiting up to `timeout` for one: a probe only means something
+    against a ready target (the Readiness gate judges the round), and at a load average of 27 a proxy's
+    readiness probe once timed out between rounds (2026-12-07, a fresh clone's run), which is not a verdict."""
+    deadline = time.monotonic() + timeout
+    while True:
+        slices = kube.items(
+            f"/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices",
+            labelSelector=f"kubernetes.io/service-name={name}",
+        )
+        ready = [
+            a
+            for s in slices
+            for e in s.get("endpoints") or []
+            if (e.get("conditions") or {}).get("ready")
+            for a in e["addresses"]
+        ]
+        if ready:
+            return str(ready[0])
+        assert time.monotonic() < deadline, f"{namespace}/{name}: no ready endpoint for {timeout:.0f} s"
+        time.sleep(0.5)
 
 
 @dataclass
@@ -639,6 +650,8 @@ def test_removing_each_rule_turns_exactly_its_flows_red(setup: Setup) -> None:
             try:
                 _until(setup, readiness, red, "refused")
                 verdicts = _round(setup, readiness)
+            except AssertionError as err:
+                raise AssertionError(f"with {label} removed: {err}") from err
             finally:
                 kube.api.merge_patch(f"{base}/{name}", {"spec": {direction: original}})
                 _until(setup, readiness, red, "open")
