@@ -199,6 +199,63 @@ def test_search_exclusion_is_for_plain_text_only(crs: str) -> None:
         assert verdicts["pl2"][req.id] == "blocked", (req.id, "plain level 2 blocks every probe")
 
 
+# Attacks plain level 2 blocks in any argument, each placed under a name one of the JSON path exclusions
+# (waf_exclusions: prose, code, password fields, Kubernetes objects) takes its rules off: `json.body` is what
+# Coraza names a JSON body's field `body`, but a query string or a form can send an argument of that name too.
+XSS = "<script>alert(document.cookie)</script>"
+SQLI = "1' UNION SELECT username, password FROM users--"
+CMD = ";cat /etc/passwd"
+JSON_NAMED = (("json.body", XSS), ("JSON.Body", XSS), ("json.steps.0.command", CMD), ("json.user.password", SQLI))
+
+
+def _json_body(rid: str, path: str, doc: dict[str, str], *, attack: bool) -> Request:
+    headers = [("Host", "app.example.com"), ("Content-Type", "application/json")]
+    return make("probe", rid, "json", "POST", path, headers, json.dumps(doc).encode(), attack=attack)
+
+
+@pytest.mark.xfail(strict=True, reason="the bypass: a query or form argument named json.* takes the JSON exclusions")
+def test_json_path_exclusions_hold_for_json_bodies_only(crs: str) -> None:
+    """An exclusion that names a JSON body's field (`ARGS:/^json\\.(?:.*\\.)?body$/`) matches an argument's
+    name, wherever the argument came from: it holds only when Coraza parsed the body as JSON and no query
+    string argument is named json.*, so the same attack in a query string or form argument named json.body,
+    or in a JSON body sent beside a query argument json.x, keeps every rule. The first probe, the attack as a
+    JSON body's `body`, is what the prose exclusion gives up (docs/waf.md): that it passes shows the
+    exclusions are on, so that the others' verdicts count."""
+    form = [("Host", "app.example.com"), ("Content-Type", "application/x-www-form-urlencoded")]
+    probes = [_json_body("json-body", "/api/issues", {"title": "t", "body": XSS}, attack=False)]
+    for i, (name, value) in enumerate(JSON_NAMED):
+        arg = f"{urllib.parse.quote(name)}={urllib.parse.quote(value, safe='')}"
+        probes += [
+            make("probe", f"query-{i}", "json", "GET", f"/api/issues?{arg}", form[:1], attack=True),
+            make("probe", f"form-{i}", "json", "POST", "/api/issues", form, arg.encode(), attack=True),
+        ]
+    probes += [
+        _json_body("json-body-and-query", "/api/issues?json.x=1", {"title": "t", "body": XSS}, attack=True),
+        # A Kubernetes API path's query string: the Kubernetes exclusion takes the families off json.* there.
+        make(
+            "probe",
+            "k8s-query",
+            "json",
+            "GET",
+            f"/api/v1/namespaces/default/configmaps?json.data.x={urllib.parse.quote(XSS, safe='')}",
+            form[:1],
+            attack=True,
+        ),
+    ]
+    verdicts = {
+        name: {o.request.id: o.verdict for o in efficacy.run(efficacy.CONFIGS[name], Path(crs), probes)}
+        for name in ("pl2", "profile-pl2", "profile-pl3")
+    }
+    assert all(verdicts["pl2"][req.id] == "blocked" for req in probes), verdicts["pl2"]
+    wrong = [
+        (profile, req.id, req.path, verdicts[profile][req.id])
+        for profile in ("profile-pl2", "profile-pl3")
+        for req in probes
+        if verdicts[profile][req.id] != ("blocked" if req.attack else "passed")
+    ]
+    assert not wrong, wrong
+
+
 # The least share of each benign corpus each profile passes (the whole run, docs/waf.md, 2026-12-07, after the
 # third round), less a slice's spread. Tuning data: benign-modern (98.9% and 98.9% at levels 2 and 3),
 # benign-fresh (95.5%, 93.7%) and benign-third (85.2%, 80.9%), read while the exclusions were chosen. Held out:
