@@ -34,8 +34,11 @@ def test_levels_two_and_up_carry_them(level: int) -> None:
     before, after = waf_exclusions.directives(level)
     assert out["setup_directives"] == before
     assert out["extra_directives"] == after
+    # Configure-time: the exclusions without a condition, for their targets that are not JSON paths.
     assert after.count("SecRuleUpdateTargetById") == sum(
-        len(e.rules) for e in ALL if e.when is None and e.level <= level
+        len(e.rules)
+        for e in ALL
+        if e.when is None and e.level <= level and not all(waf_exclusions.JSON_TARGET.match(t) for t in e.targets)
     )
 
 
@@ -152,10 +155,16 @@ def test_injection_rules_are_the_crs_families() -> None:
 
 
 def _names(target: str) -> re.Pattern[str]:
-    """A /regex/ target's regex, as Coraza reads it (Go's syntax: (?i) as Python has it)."""
-    match = re.fullmatch(r"ARGS:/(.*)/", target)
-    assert match, target
+    """A /regex/ target's regex, as Coraza reads it (Go's syntax: (?i) as Python has it); a name, exactly."""
+    match = re.fullmatch(r"ARGS(?:_NAMES)?:/(.*)/", target)
+    if match is None:
+        return re.compile("^" + re.escape(target.split(":", 1)[1]) + "$", re.I)
     return re.compile(match.group(1))
+
+
+def _excluded(targets: tuple[str, ...], name: str) -> bool:
+    """Whether any of a class's targets takes an argument of this name (Coraza lowers names for a regex)."""
+    return any(_names(t).search(name.lower()) for t in targets)
 
 
 @pytest.mark.parametrize(
@@ -181,45 +190,44 @@ def _names(target: str) -> re.Pattern[str]:
 def test_prose_is_json_body_fields(name: str, excluded: bool) -> None:
     """The prose class takes the injection families off JSON body fields only (and a form's `content`): never
     off an argument a query string can carry under a prose name, where reflected XSS and SQLi are sent."""
-    (target,) = waf_exclusions.PROSE
-    assert bool(_names(target).search(name)) == excluded, name
+    assert _excluded(waf_exclusions.PROSE, name) == excluded, name
 
 
 @pytest.mark.parametrize(
     ("target", "name", "excluded"),
     [
-        (waf_exclusions.PASSWORDS[0], "user[password_confirmation]", True),
-        (waf_exclusions.PASSWORDS[0], "json.credentials.newPassword", True),
-        (waf_exclusions.PASSWORDS[0], "password2", True),
-        (waf_exclusions.PASSWORDS[0], "q", False),
-        (waf_exclusions.PASSWORDS[0], "user[email]", False),
-        (waf_exclusions.NAMES[0], "user[first_name]", True),
-        (waf_exclusions.NAMES[0], "json.name.givenName", True),
-        (waf_exclusions.NAMES[0], "json.address.city", True),
-        (waf_exclusions.NAMES[0], "json.username", False),
-        (waf_exclusions.URLS[0], "json.avatarUrl", True),
-        (waf_exclusions.URLS[0], "url", False),
+        (waf_exclusions.PASSWORDS, "user[password_confirmation]", True),
+        (waf_exclusions.PASSWORDS, "json.credentials.newPassword", True),
+        (waf_exclusions.PASSWORDS, "password2", True),
+        (waf_exclusions.PASSWORDS, "q", False),
+        (waf_exclusions.PASSWORDS, "user[email]", False),
+        (waf_exclusions.NAMES, "user[first_name]", True),
+        (waf_exclusions.NAMES, "json.name.givenName", True),
+        (waf_exclusions.NAMES, "json.address.city", True),
+        (waf_exclusions.NAMES, "json.username", False),
+        (waf_exclusions.URLS, "json.avatarUrl", True),
+        (waf_exclusions.URLS, "url", False),
         # Third round: nested password names, address lines, name objects, code fields.
-        (waf_exclusions.PASSWORDS[0], "registration_form[plainPassword][first]", True),
-        (waf_exclusions.PASSWORDS[0], "registration_form[email]", False),
-        (waf_exclusions.NAMES[0], "json.address.line1", True),
-        (waf_exclusions.NAMES[0], "json.variables.address.streetAddress1", True),
-        (waf_exclusions.NAMES[0], "street[0]", True),
-        (waf_exclusions.NAMES[0], "json.name.formatted", True),
-        (waf_exclusions.NAMES[0], "json.pipeline", False),
-        (waf_exclusions.NAMES[0], "json.deadline1", False),
-        (waf_exclusions.CODE[0], "json.pipeline.steps.0.command.1", True),
-        (waf_exclusions.CODE[0], "json.alerts.0.annotations.expr", True),
-        (waf_exclusions.CODE[0], "json.components.schemas.Id.pattern", True),
-        (waf_exclusions.CODE[0], "command", False),  # a form's or query string's: where reflected attacks go
-        (waf_exclusions.CODE[0], "script", False),
-        (waf_exclusions.CODE[0], "json.description_pattern_note", False),
-        (waf_exclusions.PROSE[0], "json.formatted_body", True),
-        (waf_exclusions.PROSE[0], "formatted_body", False),
+        (waf_exclusions.PASSWORDS, "registration_form[plainPassword][first]", True),
+        (waf_exclusions.PASSWORDS, "registration_form[email]", False),
+        (waf_exclusions.NAMES, "json.address.line1", True),
+        (waf_exclusions.NAMES, "json.variables.address.streetAddress1", True),
+        (waf_exclusions.NAMES, "street[0]", True),
+        (waf_exclusions.NAMES, "json.name.formatted", True),
+        (waf_exclusions.NAMES, "json.pipeline", False),
+        (waf_exclusions.NAMES, "json.deadline1", False),
+        (waf_exclusions.CODE, "json.pipeline.steps.0.command.1", True),
+        (waf_exclusions.CODE, "json.alerts.0.annotations.expr", True),
+        (waf_exclusions.CODE, "json.components.schemas.Id.pattern", True),
+        (waf_exclusions.CODE, "command", False),  # a form's or query string's: where reflected attacks go
+        (waf_exclusions.CODE, "script", False),
+        (waf_exclusions.CODE, "json.description_pattern_note", False),
+        (waf_exclusions.PROSE, "json.formatted_body", True),
+        (waf_exclusions.PROSE, "formatted_body", False),
     ],
 )
-def test_name_classes(target: str, name: str, excluded: bool) -> None:
-    assert bool(_names(target).search(name)) == excluded, (target, name)
+def test_name_classes(target: tuple[str, ...], name: str, excluded: bool) -> None:
+    assert _excluded(target, name) == excluded, (target, name)
 
 
 @pytest.mark.parametrize(
@@ -252,3 +260,83 @@ def test_terraform_guard_passes_dotted_references_only(value: str, passes: bool)
     assert item.every
     assert set(item.rules) == {932130, 933135}
     assert item.targets == waf_exclusions.JSON_VALUES
+
+
+# Names a query string or a form can send: a JSON body's names (json.a.b) and others. Every name a JSON path
+# target takes starts with json., and no other target takes one that does.
+JSON_NAMES = (
+    "json.body",
+    "JSON.Body",
+    "json.content",
+    "json.steps.0.command",
+    "json.user.password",
+    "json.name",
+    "json.address.city",
+    "json.avatarUrl",
+    "json.variables.id",
+    "json.variables.q",
+    "json.id",
+    "json.data.x",
+)
+OTHER_NAMES = ("body", "content", "password", "user[password]", "user[first_name]", "name", "q", "redirect_uri")
+
+
+def test_json_path_targets_are_told_apart() -> None:
+    """JSON_TARGET tells the targets that name a JSON body's fields from the others: a JSON path target takes
+    no name without the json. prefix, and no other target takes a json.* name (a mixed regex, as prose, names
+    and passwords had, would leave its JSON half ungated)."""
+    json_paths = [t for e in ALL for t in e.targets if waf_exclusions.JSON_TARGET.match(t)]
+    others = [t for e in ALL for t in e.targets if not waf_exclusions.JSON_TARGET.match(t)]
+    assert len(json_paths) >= 10
+    for target in json_paths:
+        assert not [n for n in OTHER_NAMES if _names(target).search(n.lower())], target
+    for target in others:
+        if target.startswith(("ARGS:", "ARGS_NAMES:")):
+            assert not [n for n in JSON_NAMES if _names(target).search(n.lower())], target
+    # Each class that named both keeps both: a form's content, user[first_name], user[password].
+    for names, form, body in (
+        (waf_exclusions.PROSE, "content", "json.content"),
+        (waf_exclusions.NAMES, "user[first_name]", "json.user.first_name"),
+        (waf_exclusions.PASSWORDS, "user[password]", "json.user.password"),
+    ):
+        assert _excluded(names, form), names
+        assert _excluded(names, body), names
+
+
+@pytest.mark.parametrize("level", [2, 3])
+def test_json_path_exclusions_hold_for_json_bodies_only(level: int) -> None:
+    """A query string or a form can send an argument named json.body (GET /?json.body=<script>): every JSON
+    path target is taken off at runtime only, in phase 2, by a rule that reads the flag the first rules set:
+    0 on every request, 1 when Coraza parsed the body as JSON, 0 again when a query string argument's name
+    starts with json. (in any case), and never configure-time."""
+    before, after = waf_exclusions.directives(level)
+    lines = before.splitlines()
+    flag = f"TX:{waf_exclusions.JSON_FLAG}"
+    rules = [line for line in lines if not line.startswith("#")]
+    assert rules[0] == f'SecAction "id:{waf_exclusions.FIRST_ID},phase:2,pass,nolog,t:none,setvar:tx.block_json_body=0"'
+    assert rules[1].startswith('SecRule REQBODY_PROCESSOR "@streq JSON" ')
+    assert rules[1].endswith(',phase:2,pass,nolog,t:none,setvar:tx.block_json_body=1"')
+    assert rules[2].startswith('SecRule ARGS_GET_NAMES "@rx (?i)^json\\." ')
+    assert rules[2].endswith(',phase:2,pass,nolog,t:none,setvar:tx.block_json_body=0"')
+    guard = re.compile(r"(?i)^json\.")
+    assert all(guard.search(n) for n in JSON_NAMES)
+    assert not any(guard.search(n) for n in OTHER_NAMES)
+    for target in {t for e in ALL for t in e.targets if waf_exclusions.JSON_TARGET.match(t)}:
+        assert f"!{target}" not in after, target
+    # Each rule taking a JSON path off is gated on the flag: itself, or a guard of its group.
+    gated = 0
+    for at, line in enumerate(rules):
+        ctls = re.findall(r"ctl:ruleRemoveTargetById=\d+;([^,\"]+)", line)
+        if not any(waf_exclusions.JSON_TARGET.match(t) for t in ctls):
+            continue
+        assert all(waf_exclusions.JSON_TARGET.match(t) for t in ctls), line
+        assert ",phase:2," in line, line
+        if line.startswith(f'SecRule {flag} "@eq 1" '):
+            gated += 1
+            continue
+        exclusion = re.match(r'SecRule &TX:(block_exclusion_\d+) "@eq 0" ', line)
+        assert exclusion, line
+        group = [r for r in rules[:at] if f"setvar:tx.{exclusion.group(1)}=1" in r]
+        assert any(r.startswith(f'SecRule {flag} "!@eq 1" ') for r in group), (line, group)
+        gated += 1
+    assert gated >= 8

@@ -21,14 +21,18 @@ Two kinds: `target` exclusions are configure-time (SecRuleUpdateTargetById, afte
 reads that argument); `when` exclusions are runtime (a rule of the block's own, before the CRS, that takes
 the rules off the target for matching requests only: ctl:ruleRemoveTargetById). A runtime condition on an
 argument's value holds for every value of it (`every`: a guard rule flags any value that does not match),
-since a client can send an argument twice. Rule ids 200050-200099 are the block's (seclang.BLOCK_IDS keeps
-them out of users' extra_directives). PL3_EXCLUSIONS take level 3's own rules off the same kinds of
-arguments and are rendered from level 3 on, so level 2's settings stay those it was measured on.
+since a client can send an argument twice. A target that names a JSON body's fields (json.*: JSON_TARGET) is
+runtime whatever its kind, and holds only for a body parsed as JSON beside no query string argument named
+json.* (JSON_BODY, JSON_NAMED_QUERY): a query string or a form can send an argument named json.body too.
+Rule ids 200050-200099 are the block's (seclang.BLOCK_IDS keeps them out of users' extra_directives).
+PL3_EXCLUSIONS take level 3's own rules off the same kinds of arguments and are rendered from level 3 on, so
+level 2's settings stay those it was measured on.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -55,7 +59,8 @@ _FORMAT_KEYS = "value|raw|rendered|html|markdown|plain|text"
 # `html_body`, `text_body`), and a list of such texts ends in an index (`notes.0`).
 PROSE = (
     rf"ARGS:/(?i)^(?:json\.(?:.*\.)?(?:[a-z0-9]+_)?(?:{_PROSE_NAMES})(?:\.[0-9]+)?(?:\.(?:{_FORMAT_KEYS}))?"
-    r"|json\.(?:.*\.)?content\.[0-9]+\.(?:text|value)|json\.event\.text|content)$/",
+    r"|json\.(?:.*\.)?content\.[0-9]+\.(?:text|value)|json\.event\.text)$/",
+    r"ARGS:/(?i)^content$/",
 )
 # Code: JSON body fields that hold a command, an expression or a regular expression by the definition of the
 # API that takes them, not text a person might write: a CI step's `command(s)` and `script(s)` (Buildkite,
@@ -66,22 +71,27 @@ CODE = (r"ARGS:/(?i)^json\.(?:.*\.)?(?:commands?|scripts?|expr|pattern|regexp?)(
 # Personal, place and organisation names, as JSON or form fields (a form's alone or nested as Rails and PHP
 # name them, `user[first_name]`): apostrophes, hyphens and commas (O'Brien, "Lovelace, PhD", L'Aquila,
 # Côte-d'Or, Macy's).
-_FORM_NESTING = r"(?:json\.(?:.*\.)?|[a-z0-9_]+\[(?:[a-z0-9_]*\]\[)*)?"  # json.a.b., user[, user[address][
+# A JSON body's field (json.a.b.) and a form's (user[, user[address][), each a target of its own: a JSON path
+# exclusion holds only for a body parsed as JSON (JSON_BODY).
+_JSON_NESTING = r"json\.(?:.*\.)?"
+_FORM_NESTING = r"(?:[a-z0-9_]+\[(?:[a-z0-9_]*\]\[)*)?"
 # Third round: an address line under the names APIs give it (`line1`, `address1`, `streetAddress1`,
 # `address_line_2`, Magento's `street[0]`), and the parts of a name object (SCIM's `name.formatted`,
 # `name.givenName`).
-NAMES = (
-    rf"ARGS:/(?i)^{_FORM_NESTING}(?:(?:(?:first|last|given|family|middle|display|full|nick|company|org"
+_NAMES = (
+    r"(?:(?:(?:first|last|given|family|middle|display|full|nick|company|org"
     r"|organi[sz]ation|legal|business|shop|store|place|street)_?)?name(?:\.[a-z_]+)?|company|organi[sz]ation"
     r"|city|town|(?:street_?)?address(?:_?(?:line_?)?[0-9])?|street(?:\]?\[[0-9])?|(?:address_?)?line_?[0-9]"
-    r"|region|county|state|province|country)\]?$/",
+    r"|region|county|state|province|country)\]?$/"
 )
+NAMES = tuple(f"ARGS:/(?i)^{nesting}{_NAMES}" for nesting in (_JSON_NESTING, _FORM_NESTING))
 # Secrets: passwords and passphrases, under the names sign-up and login forms give them (password_confirmation,
 # confirmPassword, password1, passwd, pwd, passphrase, user[password]).
 # Third round: the word in any segment of a nested name, not only the last (Symfony's
 # `registration_form[plainPassword][first]`, `user[password][confirm]`).
-PASSWORDS = (
-    rf"ARGS:/(?i)^{_FORM_NESTING}[a-z0-9_]*(?:passw(?:or)?d|passphrase|pwd)[a-z0-9_]*\]?(?:\[[a-z0-9_]*\])*$/",
+PASSWORDS = tuple(
+    rf"ARGS:/(?i)^{nesting}[a-z0-9_]*(?:passw(?:or)?d|passphrase|pwd)[a-z0-9_]*\]?(?:\[[a-z0-9_]*\])*$/"
+    for nesting in (_JSON_NESTING, _FORM_NESTING)
 )
 # Links: JSON fields named *url, *uri, *href, *link, website or homepage (html_url, avatarUrl, redirect_uri).
 URLS = (r"ARGS:/(?i)^json\.(?:.*\.)?[a-z0-9_]*(?:url|uri|href|link|website|homepage)$/",)
@@ -138,9 +148,22 @@ PLAIN_SEARCH = rf"^(?:[{_PLAIN_CHAR}*>]|[-/](?:[{_PLAIN_CHAR}]|$)|<(?:[ 0-9=]|$)
 # Arguments named q: the search box's query string parameter, and GraphQL's search variable; since the third
 # round also the other names sites give a search box's parameter (`query`, WordPress's `s`, `search`,
 # `keyword(s)`, `term`): the guard is the same, every value of every one of them must be plain text.
-SEARCH_NAMES = ("q", "query", "s", "search", "keyword", "keywords", "term", "json.variables.q")
+# GraphQL's (json.variables.q) is a JSON path: an exclusion of its own, with its own guard (JSON_BODY).
+SEARCH_NAMES = ("q", "query", "s", "search", "keyword", "keywords", "term")
 SEARCH_QUERY_ARGS = "|".join(f"ARGS:{n}" for n in SEARCH_NAMES)
 SEARCH_QUERIES = tuple(f"ARGS:{n}" for n in SEARCH_NAMES)
+GRAPHQL_SEARCH = ("ARGS:json.variables.q",)
+# JSON paths: Coraza names a JSON body's fields json.a.b, but an argument's name is all an exclusion matches,
+# and a query string or a form can send an argument named json.body too (`GET /?json.body=<script>` took the
+# prose exclusion, and every other JSON path exclusion, until 2026-12-07). So every target that names json.*
+# arguments (JSON_TARGET) is rendered as a runtime exclusion, in phase 2, that holds only when Coraza parsed the
+# body as JSON (REQBODY_PROCESSOR, set by the Content-Type in phase 1: application/json and the +json types) and
+# no query string argument is named json.* (case aside: names are matched without case); a form's fields are
+# never json.* then (the body is JSON), and its json.* names never take a JSON exclusion (the body is a form).
+JSON_BODY = ("REQBODY_PROCESSOR", "@streq JSON")
+JSON_NAMED_QUERY = ("ARGS_GET_NAMES", "@rx (?i)^json\\.")
+JSON_FLAG = "block_json_body"  # TX:block_json_body is 1: both hold, the JSON path exclusions apply
+JSON_TARGET = re.compile(r"(?:ARGS|ARGS_NAMES):(?:json\.|/(?:\(\?i\))?\^(?:\(\?:)?json(?:\\\.|\())")
 # Every argument and argument name of a JSON body (on Kubernetes API paths only: KUBERNETES_PATH).
 KUBERNETES_OBJECTS = (r"ARGS:/^json\./", r"ARGS_NAMES:/^json\./")
 # A Kubernetes API path (a group's resources, or core namespaces): names are [a-z0-9.-], never a dot file.
@@ -466,6 +489,15 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
         every=True,
         phase=2,
     ),
+    Exclusion(
+        SEARCH_RULES,
+        GRAPHQL_SEARCH,
+        "GraphQL's search variable (json.variables.q) when it is plain text: the search exclusion's reason and "
+        "guard, for a JSON body",
+        when=("ARGS:json.variables.q", f"@rx {PLAIN_SEARCH}"),
+        every=True,
+        phase=2,
+    ),
 )
 
 
@@ -555,35 +587,65 @@ PL3_EXCLUSIONS: tuple[Exclusion, ...] = (
 )
 
 
-def _runtime(ids: Iterator[int], item: Exclusion, variable: str, operator: str) -> list[str]:
-    ctls = ",".join(f"ctl:ruleRemoveTargetById={rule};{target}" for rule in item.rules for target in item.targets)
-    actions = f"phase:{item.phase},pass,nolog,t:none"
-    if not item.every:
+def _runtime(ids: Iterator[int], item: Exclusion, targets: tuple[str, ...], json_body: bool) -> list[str]:
+    """The rules that take item's rules off `targets` at runtime: one rule with the ctl actions when one
+    condition decides; otherwise a guard rule per condition that flags the request when it fails (for `every`,
+    when any value of its variable fails), then the ctl rule only without the flag."""
+    ctls = ",".join(f"ctl:ruleRemoveTargetById={rule};{target}" for rule in item.rules for target in targets)
+    phase = 2 if json_body else item.phase
+    actions = f"phase:{phase},pass,nolog,t:none"
+    conditions = [(f"TX:{JSON_FLAG}", "@eq 1")] if json_body else []
+    if item.when is not None:
+        conditions.append(item.when)
+    if len(conditions) == 1 and not item.every:
+        ((variable, operator),) = conditions
         return [f'SecRule {variable} "{operator}" "id:{next(ids)},{actions},{ctls}"']
-    # A value that does not match flags the request; the exclusion applies only when none was flagged.
+    # A condition that fails flags the request; the exclusion applies only when none was flagged.
     guard = next(ids)
+    flag = f"setvar:tx.block_exclusion_{guard}=1"
+    out = []
+    for n, (variable, operator) in enumerate(conditions):
+        rule_id = guard if n == 0 else next(ids)
+        out.append(f'SecRule {variable} "!{operator}" "id:{rule_id},{actions},{flag}"')
+    return [*out, f'SecRule &TX:block_exclusion_{guard} "@eq 0" "id:{next(ids)},{actions},{ctls}"']
+
+
+def _json_body(ids: Iterator[int]) -> list[str]:
+    """JSON_FLAG, set when the body was parsed as JSON and no query string argument is named json.*."""
+    actions = "phase:2,pass,nolog,t:none"
+    # Set on every request first (0), so that a guard's negated test of it always has a value to read.
     return [
-        f'SecRule {variable} "!{operator}" "id:{guard},{actions},setvar:tx.block_exclusion_{guard}=1"',
-        f'SecRule &TX:block_exclusion_{guard} "@eq 0" "id:{next(ids)},{actions},{ctls}"',
+        "# JSON path exclusions hold only for a body parsed as JSON, beside no query string argument named json.*: "
+        "a query string or a form can name an argument json.body too",
+        f'SecAction "id:{next(ids)},{actions},setvar:tx.{JSON_FLAG}=0"',
+        f'SecRule {JSON_BODY[0]} "{JSON_BODY[1]}" "id:{next(ids)},{actions},setvar:tx.{JSON_FLAG}=1"',
+        f'SecRule {JSON_NAMED_QUERY[0]} "{JSON_NAMED_QUERY[1]}" "id:{next(ids)},{actions},setvar:tx.{JSON_FLAG}=0"',
     ]
 
 
 def directives(paranoia_level: int) -> tuple[str, str]:
     """(before the CRS, after the CRS): the exclusions' SecLang for a paranoia level, each after a comment
-    with its reason; ('', '') at level 1."""
+    with its reason; ('', '') at level 1. Targets naming JSON paths (JSON_TARGET) are rendered apart, at
+    runtime, holding only for a body parsed as JSON (JSON_BODY, JSON_NAMED_QUERY)."""
     if paranoia_level < FIRST_LEVEL:
         return "", ""
-    before: list[str] = []
-    after: list[str] = []
     ids = itertools.count(FIRST_ID)
+    before: list[str] = _json_body(ids)
+    after: list[str] = []
     for item in (*EXCLUSIONS, *PL3_EXCLUSIONS):
         if paranoia_level < item.level:
             continue
         comment = f"# {item.reason}"
+        json_paths = tuple(t for t in item.targets if JSON_TARGET.match(t))
+        others = tuple(t for t in item.targets if not JSON_TARGET.match(t))
+        if json_paths:
+            before += [comment, *_runtime(ids, item, json_paths, json_body=True)]
+        if not others:
+            continue
         if item.when is not None:
-            before += [comment, *_runtime(ids, item, *item.when)]
+            before += [comment, *_runtime(ids, item, others, json_body=False)]
         else:
             after.append(comment)
-            targets = "|".join(f"!{target}" for target in item.targets)
+            targets = "|".join(f"!{target}" for target in others)
             after += [f'SecRuleUpdateTargetById {rule} "{targets}"' for rule in item.rules]
     return "\n".join(before) + "\n", "\n".join(after) + "\n"
