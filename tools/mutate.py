@@ -579,6 +579,36 @@ MUTATIONS = (
         "terraform",
     ),
     Mutation(
+        "waf-exclusion-json-body-only",
+        "an exclusion naming JSON paths (json.*) holds only when the body was parsed as JSON: a form's field named "
+        "json.body keeps every rule",
+        f"{PKG}/waf_exclusions.py",
+        'JSON_BODY = ("REQBODY_PROCESSOR", "@streq JSON")',
+        'JSON_BODY = ("REQBODY_PROCESSOR", "!@streq XML")',
+        ("tests/unit/test_waf_exclusions.py",),
+        "json_path",
+    ),
+    Mutation(
+        "waf-exclusion-json-named-query",
+        "an exclusion naming JSON paths holds only when no query string argument is named json.*, in any case "
+        "(?JSON.Body= too)",
+        f"{PKG}/waf_exclusions.py",
+        'JSON_NAMED_QUERY = ("ARGS_GET_NAMES", "@rx (?i)^json\\\\.")',
+        'JSON_NAMED_QUERY = ("ARGS_GET_NAMES", "@rx ^json\\\\.")',
+        ("tests/unit/test_waf_exclusions.py",),
+        "json_path",
+    ),
+    Mutation(
+        "waf-exclusion-json-targets-apart",
+        "every target that names json.* arguments is told apart (JSON_TARGET) and rendered behind the JSON body "
+        "gate, never configure-time",
+        f"{PKG}/waf_exclusions.py",
+        'JSON_TARGET = re.compile(r"(?:ARGS|ARGS_NAMES):(?:json\\.|/(?:\\(\\?i\\))?',
+        'JSON_TARGET = re.compile(r"(?:ARGS|ARGS_NAMES):(?:json\\.|/(?:\\(\\?x\\))?',
+        ("tests/unit/test_waf_exclusions.py",),
+        "json_path",
+    ),
+    Mutation(
         "waf-exclusion-injection-families",
         "the injection families the classes take off are the CRS's own rules of REQUEST-932/933/941/942 that read "
         "arguments, no more",
