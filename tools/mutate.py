@@ -498,6 +498,15 @@ MUTATIONS = (
         "extra_directives_the_waf_refuses",
     ),
     Mutation(
+        "hostile-setvar-without-value",
+        "a setvar without a value (Coraza v3.8.1 fails every request reaching it) is refused at validation",
+        f"{PKG}/seclang.py",
+        'if "=" not in argument:',
+        'if "=" not in argument and not argument:',
+        ("tests/unit/test_hostile_input.py",),
+        "setvar",
+    ),
+    Mutation(
         "hostile-waf-body-limit",
         "whatever the block accepts for the WAF, envoy-waf --check accepts (the schema-to-binary contract)",
         "config.schema.json",

@@ -86,6 +86,13 @@ DIRECTIVES = [
     ("no-id", 'SecRule ARGS "@rx a" "phase:2,deny"', "needs an id"),
     ("open-quote", 'SecRule ARGS "@rx a "id:10001,phase:2,deny"', "not closed"),
     ("file-operator", 'SecRule ARGS "@pmFromFile words.txt" "id:10001,phase:2,deny"', "files"),
+    # Coraza v3.8.1 loads both, then fails every request reaching them with 500 (a nil value in setvar).
+    ("setvar-delete", 'SecAction "id:10001,phase:1,pass,setvar:!tx.seen"', "setvar:!tx.seen has no value"),
+    (
+        "setvar-no-value-chained",
+        'SecRule ARGS "@rx a" "id:10001,phase:2,pass,chain"\n  SecRule ARGS "@rx b" "setvar:\'tx.hits\'"',
+        "setvar:tx.hits has no value",
+    ),
 ]
 
 
@@ -102,6 +109,7 @@ GOOD_DIRECTIVES = "\n".join(
         'SecRule REQUEST_URI "@beginsWith /admin" "id:10001,phase:1,deny,status:403,chain"',
         '    SecRule REMOTE_ADDR "!@ipMatch 10.0.0.0/8" "t:none"',
         "SecRuleRemoveById 942100",
+        "SecAction \"id:10003,phase:1,pass,nolog,setvar:'tx.seen=0',setvar:tx.hits=+1\"",
         'SecRule ARGS:q "@rx ^\\pL+$" \\',
         '    "id:10002,phase:2,pass,nolog"',
     )

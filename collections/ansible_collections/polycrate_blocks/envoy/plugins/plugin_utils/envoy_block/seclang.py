@@ -9,7 +9,9 @@ Include (the pod has only the CRS; a host file would never be there) and remote 
 operators reading files (@pmFromFile, @ipMatchFromFile); a SecRule or SecAction without an id, an id used
 twice, one of the CRS's (900000-999999 and the CRS rules' 9xxxxx) or one of the block's own (200000-200099);
 unclosed quotes; an @rx regex that cannot be compiled (unbalanced brackets, look-behind and back-references,
-which RE2 lacks).
+which RE2 lacks); a setvar without `=` (ModSecurity's `setvar:!tx.x` deletes a variable): Coraza v3.8.1 loads
+it and both checks pass, but its setvar expands the missing value (internal/actions/setvar.go, Evaluate), a nil
+macro, so every request that reaches the rule fails with 500, the WAF failing closed for all of that traffic.
 """
 
 from __future__ import annotations
@@ -92,6 +94,8 @@ BLOCK_IDS = range(200000, 200100)  # the block's own rules (waf/internal/setting
 CRS_IDS = range(900000, 1000000)  # the CRS's setup and rules; CRS rules are 9xxxxx too
 _ID = re.compile(r"(?:^|[\s,\"'])id\s*:\s*'?(\d+)", re.I)
 _DIRECTIVE = re.compile(r"^\s*([A-Za-z]+)")
+# A setvar action, quoted or not: its argument up to the next action.
+_SETVAR = re.compile(r"(?:^|[\s,\"])setvar\s*:\s*('[^']*'|[^,\"\s]*)", re.I)
 _RX = re.compile(r'^\s*\S+\s+(\S+|"(?:[^"\\]|\\.)*")\s+"(!?@rx\s+)?((?:[^"\\]|\\.)*)"', re.S)
 
 
@@ -181,6 +185,14 @@ def problems(text: str) -> list[str]:
                     found.append(f"{at}: id {rule_id} is used twice (also line {seen[rule_id]})")
                 else:
                     seen[rule_id] = number
+        for setvar in _SETVAR.finditer(statement):
+            argument = setvar.group(1).strip("'")
+            if "=" not in argument:
+                variable = argument.lstrip("!") or "tx.name"
+                found.append(
+                    f"{at}: setvar:{argument} has no value: the WAF (Coraza v3.8.1) fails every request that reaches "
+                    f"it with 500 (deleting a variable with ! too); set a value instead, e.g. setvar:{variable}=0"
+                )
         if name == "secrule":
             rx = _RX.match(statement)
             if rx and (rx.group(2) or not rx.group(3).lstrip("!").startswith("@")):
