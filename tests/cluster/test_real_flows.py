@@ -497,8 +497,9 @@ def _addresses(setup: Setup) -> dict[str, str]:
 
 def _ready_address(kube: Kube, namespace: str, name: str, timeout: float = 60) -> str:
     """A ready endpoint's address of the Service, waiting up to `timeout` for one: a probe only means something
-    against a ready target (the Readiness gate judges the round), and at a load average of 27 a proxy's
-    readiness probe once timed out between rounds (2026-12-07, a fresh clone's run), which is not a verdict."""
+    against a ready target (the Readiness gate judges the round). At a load average of 27 the shared proxy's
+    Service once had no ready endpoint between rounds (2026-12-07, a fresh clone's run; the cause was not seen,
+    most likely its readiness probe timing out under load), which is not a verdict on the rule removed."""
     deadline = time.monotonic() + timeout
     while True:
         slices = kube.items(
