@@ -413,9 +413,6 @@ class Gen(HeldOutGen):
             h.append(("Content-Type", content_type))
         return h
 
-    def form(self, fields: dict[str, str] | list[tuple[str, str]]) -> bytes:
-        return urllib.parse.urlencode(fields).encode()
-
     def person(self) -> dict[str, str]:
         first, last = self.pick(PEOPLE)
         local = "".join(c for c in (first + last).lower() if c in string.ascii_lowercase) or "user"

@@ -28,7 +28,6 @@ import base64
 import json
 import string
 import sys
-import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
@@ -310,9 +309,6 @@ class Gen(HeldOutGen):
         if content_type:
             h.append(("Content-Type", content_type))
         return h
-
-    def form(self, fields: dict[str, str] | list[tuple[str, str]]) -> bytes:
-        return urllib.parse.urlencode(fields).encode()
 
     def person(self) -> dict[str, str]:
         first, last = self.pick(PEOPLE)

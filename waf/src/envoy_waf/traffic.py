@@ -110,6 +110,10 @@ class HeldOutGen:
     def json(self, doc: Any) -> bytes:
         return json.dumps(doc, ensure_ascii=False).encode()
 
+    def form(self, fields: dict[str, str] | list[tuple[str, str]]) -> bytes:
+        """An urlencoded form body (spaces as +, as browsers send a form)."""
+        return urllib.parse.urlencode(fields).encode()
+
     def hex(self, n: int) -> str:
         """n random bytes as hex (trace ids, tokens, digests)."""
         return self.rng.randbytes(n).hex()
