@@ -67,6 +67,9 @@ def test_metallb_assigns_refuses_announces_and_serves(api: Api, namespace: str) 
     wait_until(lambda: ingress(api, namespace, "pool"), 60, "MetalLB assigns the pool Service an address")
     (vip,) = ingress(api, namespace, "pool")
     assert ipaddress.ip_address(vip) in ipaddress.ip_network(metallb.POOL), vip
+    # The event is recorded after the status is written (client-go's broadcaster sends it asynchronously): a
+    # read right after the address appeared once found none (a fresh clone's run, 2026-12-08).
+    wait_until(lambda: said(api, namespace, "pool", "IPAllocated"), 30, "MetalLB's IPAllocated event")
     allocated = said(api, namespace, "pool", "IPAllocated")
     print(f"\nMetalLB on Service pool: {allocated}")
     assert any(source == "metallb-controller" and vip in message for source, _, message in allocated), allocated
